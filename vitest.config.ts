@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    pool: 'forks',
+    // Two cores: one test file per core, each with its own worker against the shared dev server.
+    maxWorkers: 2,
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    teardownTimeout: 30_000,
+  },
+});
