@@ -1,0 +1,49 @@
+/**
+ * The Session's public message surface, defined once and imported by the workflow and client/.
+ * Names are wire contract: change them only with a migration note.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { SubmitResult } from './schemas.js';
+import type { Capabilities, DecisionRecord, Goal, SessionView } from './view.js';
+import type { BoundInput, OutOfScopeRequest } from './state.js';
+
+export const WORKFLOW_TYPE = 'session';
+export const DEFAULT_TASK_QUEUE = 'sessions';
+
+/** The only task input. Payload: MessageInput. Invalid payloads are recorded as rejections. */
+export const messageSignal = defineSignal<[unknown]>('message');
+/** Same payload as `message`; returns `{ seq, duplicate }` once recorded. Its validator rejects bad input. */
+export const submitUpdate = defineUpdate<SubmitResult, [unknown]>('submit');
+
+export const approvalSignal = defineSignal<[unknown]>('approval');
+export const toolResultSignal = defineSignal<[unknown]>('toolResult');
+export const notificationSignal = defineSignal<[unknown]>('notification');
+export const commandSignal = defineSignal<[unknown]>('command');
+
+export const goalsQuery = defineQuery<{ session: Goal | null; phase: Goal | null }>('goals');
+export const capabilitiesQuery = defineQuery<Capabilities>('capabilities');
+export const decisionsQuery = defineQuery<DecisionRecord[], [{ limit?: number }?]>('decisions');
+export const snapshotQuery = defineQuery<SessionView>('snapshot');
+export const historyQuery = defineQuery<BoundInput[], [{ limit?: number }?]>('history');
+export const outOfScopeQuery = defineQuery<OutOfScopeRequest[]>('outOfScope');
+
+/** Shown by the Temporal Web UI next to each handler, so its forms explain themselves. */
+export const DESCRIPTIONS = {
+  message:
+    'Task input. {"messageId": string, "text": string, "resources"?: [{"uri", "title"?, "mimeType"?}], "from"?: {"kind": "user"|"session", "id"?}}. De-duplicated by messageId; invalid payloads are recorded as rejections.',
+  submit:
+    'Same payload as the message signal; returns {"seq", "duplicate"} once the input is recorded. Bad input is rejected before it reaches history.',
+  approval: 'Approval decision: {"approvalId": string, "approved": boolean, "note"?: string}. Never a task input.',
+  toolResult: 'Tool result: {"callId": string, "output": any, "isError"?: boolean}. Never a task input.',
+  notification: 'System notification: {"notificationId": string, "kind": string, "text": string}. Never a task input.',
+  command:
+    'Deterministic command: {"commandId": string, "name": "set-goals"|"pause"|"resume"|"close", "args"?: {...}}. set-goals takes {"session"?, "phase"?}.',
+  goals: 'Session-wide and current-phase goals: {"session": Goal|null, "phase": Goal|null}.',
+  capabilities: 'Loaded skills, toolsets and memories with id, name and source, and the capability revision.',
+  decisions: 'Recent decision records, newest last. Optional argument {"limit": number}.',
+  snapshot:
+    'Everything an operator needs at a glance: stage, status, queue, seq, counts, goals, capabilities, last decision.',
+  history:
+    'Recent bound inputs (raw message as recorded, decision, agent reply), newest last. Optional {"limit": number}.',
+  outOfScope: 'Out-of-scope requests preserved for responsibility routing, with their routing status.',
+} as const;

@@ -1,0 +1,115 @@
+/**
+ * Non-task inputs: approval decisions, tool results, system notifications and deterministic
+ * commands. They have their own paths, never reach the relevance role and never become task inputs.
+ */
+import type { z } from 'zod';
+import { ApprovalInput, CommandInput, NotificationInput, ToolResultInput, describeIssues } from './schemas.js';
+import { LIMITS, keepLast, type ControlEvent, type Goal, type SessionState } from './state.js';
+
+export type ControlKind = ControlEvent['kind'];
+
+export type ControlResult =
+  | { kind: 'applied'; event: ControlEvent; command?: CommandInput }
+  | { kind: 'duplicate'; id: string }
+  | { kind: 'rejected'; reason: string };
+
+const SCHEMAS: Record<ControlKind, z.ZodType> = {
+  approval: ApprovalInput,
+  toolResult: ToolResultInput,
+  notification: NotificationInput,
+  command: CommandInput,
+};
+
+function idOf(kind: ControlKind, payload: Record<string, unknown>): string {
+  const field = { approval: 'approvalId', toolResult: 'callId', notification: 'notificationId', command: 'commandId' }[
+    kind
+  ];
+  return String(payload[field]);
+}
+
+function summarize(kind: ControlKind, payload: Record<string, unknown>): string {
+  switch (kind) {
+    case 'approval':
+      return payload.approved ? 'approved' : 'rejected';
+    case 'toolResult':
+      return payload.isError ? 'error result' : 'result';
+    case 'notification':
+      return `${String(payload.kind)}: ${String(payload.text).slice(0, 200)}`;
+    case 'command':
+      return String(payload.name);
+  }
+}
+
+/** Replaces goals by command. A new phase goal opens a new phase; nothing is compacted by a command. */
+export function setGoals(state: SessionState, patch: { session?: string; phase?: string }): void {
+  const at = state.boundSeq;
+  const goal = (text: string): Goal => ({ text, resources: [], setAtSeq: at });
+  if (patch.session !== undefined) state.goals.session = goal(patch.session);
+  if (patch.phase !== undefined) {
+    openPhase(state, goal(patch.phase), 'skipped');
+  } else if (state.goals.phase === null && state.goals.session !== null) {
+    openPhase(state, state.goals.session, 'skipped');
+  }
+}
+
+/** Ends the current phase (if any) with the given compaction state and starts a new one with `goal`. */
+export function openPhase(state: SessionState, goal: Goal, endedAs: 'open' | 'skipped'): void {
+  const previous = state.phases.at(-1);
+  if (previous && previous.endedAtSeq === null) {
+    previous.endedAtSeq = Math.max(previous.startedAtSeq, goal.setAtSeq - 1);
+    previous.compaction = endedAs === 'skipped' ? 'skipped' : previous.compaction;
+  }
+  state.goals.phase = goal;
+  state.phases.push({
+    index: previous ? previous.index + 1 : 0,
+    goal,
+    startedAtSeq: goal.setAtSeq,
+    endedAtSeq: null,
+    compaction: 'open',
+    summary: null,
+  });
+  keepLast(state.phases, LIMITS.phases);
+}
+
+/**
+ * Validates, de-duplicates and records a non-task input, applying commands to state. Never throws.
+ */
+export function applyControl(state: SessionState, kind: ControlKind, raw: unknown, now: number): ControlResult {
+  const parsed = SCHEMAS[kind].safeParse(raw);
+  if (!parsed.success) {
+    const reason = `invalid ${kind}: ${describeIssues(parsed.error)}`;
+    state.rejections.push({ at: now, via: kind, messageId: null, reason });
+    keepLast(state.rejections, LIMITS.rejections);
+    state.counts.rejected++;
+    return { kind: 'rejected', reason };
+  }
+  const payload = parsed.data as Record<string, unknown>;
+  const key = `${kind}:${idOf(kind, payload)}`;
+  if (state.recentControl.includes(key)) return { kind: 'duplicate', id: key };
+  state.recentControl.push(key);
+  keepLast(state.recentControl, LIMITS.recentControl);
+
+  let command: CommandInput | undefined;
+  if (kind === 'command') {
+    command = payload as CommandInput;
+    switch (command.name) {
+      case 'set-goals':
+        setGoals(state, command.args);
+        break;
+      case 'pause':
+        if (state.status === 'active') state.status = 'paused';
+        break;
+      case 'resume':
+        if (state.status === 'paused') state.status = 'active';
+        break;
+      case 'close':
+        state.status = 'closed';
+        break;
+    }
+  }
+  const event: ControlEvent = { at: now, kind, id: idOf(kind, payload), summary: summarize(kind, payload) };
+  state.controlEvents.push(event);
+  keepLast(state.controlEvents, LIMITS.controlEvents);
+  state.counts.controlEvents++;
+  return command ? { kind: 'applied', event, command } : { kind: 'applied', event };
+}

@@ -1,0 +1,154 @@
+/**
+ * Intake and binding of task inputs: validation, de-duplication by messageId, the seq ledger and
+ * the pending queue. Pure functions over SessionState, unit-tested without Temporal.
+ */
+import { MessageInput, describeIssues, type SessionStart } from './schemas.js';
+import {
+  LIMITS,
+  SCHEMA_VERSION,
+  SessionState,
+  keepLast,
+  type BoundInput,
+  type Goal,
+  type PendingInput,
+} from './state.js';
+import { Settings } from './schemas.js';
+
+export type IntakeResult =
+  | { kind: 'accepted'; seq: number }
+  | { kind: 'duplicate'; seq: number }
+  | { kind: 'rejected'; reason: string; messageId: string | null };
+
+/** Builds the state of a brand-new Session from its (already validated) start argument. */
+export function initialState(start: SessionStart): SessionState {
+  const goal = (text: string | undefined): Goal | null => (text ? { text, resources: [], setAtSeq: 0 } : null);
+  const sessionGoal = goal(start.goals?.session);
+  // A phase goal without a session goal would leave the Session without a responsibility; the phase
+  // text then serves as both, as it would for a first input.
+  const phaseGoal = goal(start.goals?.phase) ?? sessionGoal;
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    sessionId: start.sessionId,
+    parentSessionId: start.parentSessionId ?? null,
+    profile: start.profile ?? 'default',
+    settings: Settings.parse(start.settings ?? {}),
+    status: 'active',
+    goals: { session: sessionGoal ?? phaseGoal, phase: phaseGoal },
+    capabilities: { skills: [], toolsets: [], memories: [], revision: 0 },
+    phases: phaseGoal
+      ? [{ index: 0, goal: phaseGoal, startedAtSeq: 0, endedAtSeq: null, compaction: 'open', summary: null }]
+      : [],
+    nextSeq: 1,
+    boundSeq: 0,
+    queue: [],
+    recent: [],
+    history: [],
+    decisions: [],
+    rejections: [],
+    outOfScope: [],
+    controlEvents: [],
+    recentControl: [],
+    counts: { accepted: 0, duplicates: 0, rejected: 0, bound: 0, controlEvents: 0, byDecision: {} },
+    run: 1,
+  };
+}
+
+/** Parses carried state. Older schema versions are migrated here when they exist. */
+export function restoreState(raw: unknown): { ok: true; state: SessionState } | { ok: false; reason: string } {
+  const parsed = SessionState.safeParse(raw);
+  if (!parsed.success) return { ok: false, reason: describeIssues(parsed.error) };
+  return { ok: true, state: parsed.data };
+}
+
+function messageIdOf(raw: unknown): string | null {
+  if (raw && typeof raw === 'object' && 'messageId' in raw) {
+    const id = raw.messageId;
+    if (typeof id === 'string') return id.slice(0, 200);
+  }
+  return null;
+}
+
+function queuedChars(state: SessionState): number {
+  return state.queue.reduce((sum, p) => sum + p.text.length, 0);
+}
+
+/** The seq an earlier input with this messageId got, if it is still within the de-duplication window. */
+export function seqOfRecent(state: SessionState, messageId: string): number | undefined {
+  for (let i = state.recent.length - 1; i >= 0; i--) {
+    const entry = state.recent[i];
+    if (entry && entry[0] === messageId) return entry[1];
+  }
+  return undefined;
+}
+
+/**
+ * Why a message would be refused, or null if it would be accepted (or is a duplicate). Used by the
+ * `submit` update's validator so a bad update never reaches history.
+ */
+export function refusal(state: SessionState, raw: unknown): string | null {
+  const parsed = MessageInput.safeParse(raw);
+  if (!parsed.success) return `invalid message: ${describeIssues(parsed.error)}`;
+  if (seqOfRecent(state, parsed.data.messageId) !== undefined) return null;
+  if (state.status === 'closed') return 'session is closed and accepts no new messages';
+  if (queuedChars(state) + parsed.data.text.length > LIMITS.queueChars) {
+    return `session queue is full (${state.queue.length} inputs waiting); retry later`;
+  }
+  return null;
+}
+
+/**
+ * Records a raw `message` payload: rejected with a reason, recognised as a duplicate, or accepted
+ * with the next seq and queued. Never throws: bad data must not fail a workflow task.
+ */
+export function intake(state: SessionState, raw: unknown, via: PendingInput['via'], now: number): IntakeResult {
+  const reason = refusal(state, raw);
+  if (reason !== null) {
+    const messageId = messageIdOf(raw);
+    state.rejections.push({ at: now, via, messageId, reason });
+    keepLast(state.rejections, LIMITS.rejections);
+    state.counts.rejected++;
+    return { kind: 'rejected', reason, messageId };
+  }
+  const message = MessageInput.parse(raw);
+  const earlier = seqOfRecent(state, message.messageId);
+  if (earlier !== undefined) {
+    state.counts.duplicates++;
+    return { kind: 'duplicate', seq: earlier };
+  }
+  const seq = state.nextSeq++;
+  state.queue.push({
+    seq,
+    messageId: message.messageId,
+    text: message.text,
+    resources: message.resources ?? [],
+    from: message.from ?? null,
+    receivedAt: now,
+    via,
+  });
+  state.recent.push([message.messageId, seq]);
+  keepLast(state.recent, state.settings.dedupeWindow);
+  state.counts.accepted++;
+  return { kind: 'accepted', seq };
+}
+
+/** Takes the next queued input and appends it to history as a fact, in consumption order. */
+export function bindNext(state: SessionState, now: number): BoundInput | undefined {
+  const next = state.queue.shift();
+  if (!next) return undefined;
+  const bound: BoundInput = {
+    ...next,
+    boundAt: now,
+    phaseIndex: currentPhaseIndex(state),
+    decision: null,
+    reply: null,
+  };
+  state.boundSeq = next.seq;
+  state.counts.bound++;
+  state.history.push(bound);
+  keepLast(state.history, LIMITS.history);
+  return bound;
+}
+
+export function currentPhaseIndex(state: SessionState): number {
+  return state.phases.at(-1)?.index ?? 0;
+}

@@ -1,0 +1,162 @@
+/**
+ * Wire payloads of the `session` workflow. One zod schema per message; the same schemas validate
+ * inside the workflow, in the client, and produce the published JSON Schema.
+ *
+ * Pure module: safe to import from workflow code.
+ */
+import { z } from 'zod';
+
+/** Longest accepted message text, in characters. Large material belongs in resources, not in text. */
+export const MAX_TEXT_CHARS = 16_000;
+/** Most resource references one message may carry. */
+export const MAX_RESOURCES = 32;
+
+const id = (what: string) =>
+  z
+    .string({ error: `${what} must be a string` })
+    .trim()
+    .min(1, `${what} must not be empty`)
+    .max(200, `${what} must be at most 200 characters`);
+
+/** Session ids become part of the workflow id `session:<sessionId>`, so they are kept URL- and CLI-safe. */
+export const SessionId = z
+  .string({ error: 'sessionId must be a string' })
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+    'sessionId must be 1-128 characters of letters, digits, ".", "_" or "-"',
+  );
+export type SessionId = z.infer<typeof SessionId>;
+
+export const ResourceRef = z
+  .object({
+    uri: z.string().trim().min(1, 'resource uri must not be empty').max(2048),
+    title: z.string().max(500).optional(),
+    mimeType: z.string().max(200).optional(),
+  })
+  .strict();
+export type ResourceRef = z.infer<typeof ResourceRef>;
+
+export const Sender = z
+  .object({
+    kind: z.enum(['user', 'session']),
+    id: z.string().max(200).optional(),
+  })
+  .strict();
+export type Sender = z.infer<typeof Sender>;
+
+/** The only task input: signal `message` and update `submit`. */
+export const MessageInput = z
+  .object({
+    messageId: id('messageId'),
+    text: z
+      .string({ error: 'text must be a string' })
+      .refine((t) => t.trim().length > 0, 'text must not be empty')
+      .refine((t) => t.length <= MAX_TEXT_CHARS, `text must be at most ${MAX_TEXT_CHARS} characters`),
+    resources: z.array(ResourceRef).max(MAX_RESOURCES).optional(),
+    from: Sender.optional(),
+  })
+  .strict();
+export type MessageInput = z.infer<typeof MessageInput>;
+
+export const SubmitResult = z.object({ seq: z.number().int().positive(), duplicate: z.boolean() });
+export type SubmitResult = z.infer<typeof SubmitResult>;
+
+export const ApprovalInput = z
+  .object({ approvalId: id('approvalId'), approved: z.boolean(), note: z.string().max(4000).optional() })
+  .strict();
+export type ApprovalInput = z.infer<typeof ApprovalInput>;
+
+export const ToolResultInput = z
+  .object({ callId: id('callId'), output: z.unknown(), isError: z.boolean().optional() })
+  .strict()
+  .refine((v) => v.output !== undefined, { message: 'output is required', path: ['output'] });
+export type ToolResultInput = z.infer<typeof ToolResultInput>;
+
+export const NotificationInput = z
+  .object({ notificationId: id('notificationId'), kind: id('kind'), text: z.string().max(MAX_TEXT_CHARS) })
+  .strict();
+export type NotificationInput = z.infer<typeof NotificationInput>;
+
+export const GoalsPatch = z
+  .object({
+    session: z.string().trim().min(1).max(MAX_TEXT_CHARS).optional(),
+    phase: z.string().trim().min(1).max(MAX_TEXT_CHARS).optional(),
+  })
+  .strict()
+  .refine((g) => g.session !== undefined || g.phase !== undefined, 'give at least one of session, phase');
+export type GoalsPatch = z.infer<typeof GoalsPatch>;
+
+/** Deterministic commands. They bypass the relevance path and never become task inputs. */
+export const CommandInput = z.discriminatedUnion(
+  'name',
+  [
+    z.object({ commandId: id('commandId'), name: z.literal('set-goals'), args: GoalsPatch }).strict(),
+    z.object({ commandId: id('commandId'), name: z.literal('pause'), args: z.object({}).strict().optional() }).strict(),
+    z
+      .object({ commandId: id('commandId'), name: z.literal('resume'), args: z.object({}).strict().optional() })
+      .strict(),
+    z.object({ commandId: id('commandId'), name: z.literal('close'), args: z.object({}).strict().optional() }).strict(),
+  ],
+  { error: 'name must be one of set-goals, pause, resume, close' },
+);
+export type CommandInput = z.infer<typeof CommandInput>;
+
+export const Thresholds = z
+  .object({ high: z.number().min(0).max(1), low: z.number().min(0).max(1) })
+  .strict()
+  .refine((t) => t.low < t.high, 'thresholds.low must be below thresholds.high');
+export type Thresholds = z.infer<typeof Thresholds>;
+
+/** Per-session settings, fixed at start and carried across continue-as-new. */
+export const Settings = z
+  .object({
+    thresholds: Thresholds.default({ high: 0.65, low: 0.35 }),
+    /** Per-attempt budget of one helper-model call. */
+    modelTimeoutMs: z.number().int().min(100).max(600_000).default(20_000),
+    /** Per-attempt budget of the business-agent turn, which may legitimately take longer. */
+    agentTimeoutMs: z.number().int().min(100).max(3_600_000).default(120_000),
+    /** Attempts per helper-model call, retries included. Bounded so a dead model degrades, it does not stall. */
+    modelAttempts: z.number().int().min(1).max(10).default(3),
+    /** Continue-as-new after this many inputs in one run, even if Temporal has not suggested it yet. */
+    continueAsNewAfter: z.number().int().min(1).max(10_000).default(500),
+    /** How many recent messageIds are remembered for de-duplication (across continue-as-new). */
+    dedupeWindow: z.number().int().min(10).max(10_000).default(2_000),
+    /** How many decision records the `decisions` query keeps. */
+    keepDecisions: z.number().int().min(1).max(1_000).default(100),
+    /** Run the business-agent turn after alignment. */
+    agentTurn: z.boolean().default(true),
+  })
+  .strict();
+export type Settings = z.infer<typeof Settings>;
+export type SettingsInput = z.input<typeof Settings>;
+
+export const StartGoals = z
+  .object({
+    session: z.string().trim().min(1).max(MAX_TEXT_CHARS).optional(),
+    phase: z.string().trim().min(1).max(MAX_TEXT_CHARS).optional(),
+  })
+  .strict();
+
+/** The public start argument of workflow type `session`. */
+export const SessionStart = z
+  .object({
+    sessionId: SessionId,
+    parentSessionId: SessionId.optional(),
+    profile: z.string().trim().min(1).max(100).optional(),
+    goals: StartGoals.optional(),
+    settings: Settings.partial().optional(),
+  })
+  .strict();
+export type SessionStart = z.infer<typeof SessionStart>;
+
+/** Formats a zod error as one line a caller can act on: `text: must not be empty; messageId: ...`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ');
+}
+
+/** The workflow id of a session. */
+export function workflowIdFor(sessionId: string): string {
+  return `session:${sessionId}`;
+}

@@ -1,0 +1,211 @@
+/**
+ * The Session's durable state: plain JSON with a schemaVersion, carried across continue-as-new and
+ * parsed on entry. Everything here is bounded, however long the Session lives.
+ *
+ * Pure module: safe to import from workflow code.
+ */
+import { z } from 'zod';
+import { ResourceRef, Sender, Settings } from './schemas.js';
+
+export const SCHEMA_VERSION = 1;
+
+/** User-facing names of the task-control stages, in the order they can run. */
+export const STAGES = [
+  'Understanding the task meaning',
+  'Extracting task terms',
+  'Discovering task capabilities',
+  'Orchestrating the task',
+  'Applying the task environment',
+] as const;
+export type StageName = (typeof STAGES)[number];
+export const AGENT_STAGE = 'Running the business agent';
+/** Values of the SessionStage search attribute and of `snapshot().stage`. */
+export type SessionStage = StageName | typeof AGENT_STAGE | 'Idle' | 'Paused' | 'Closed';
+
+export const DECISIONS = [
+  'initialize',
+  'continue',
+  'new-phase',
+  'out-of-scope',
+  'conflict',
+  'uncertain',
+  'degraded',
+] as const;
+export const Decision = z.enum(DECISIONS);
+export type Decision = z.infer<typeof Decision>;
+
+export const Goal = z.object({ text: z.string(), resources: z.array(ResourceRef), setAtSeq: z.number().int() });
+export type Goal = z.infer<typeof Goal>;
+
+export const Cap = z.object({ id: z.string(), name: z.string(), source: z.string() });
+export type Cap = z.infer<typeof Cap>;
+export const CAP_KINDS = ['skills', 'toolsets', 'memories'] as const;
+export type CapKind = (typeof CAP_KINDS)[number];
+
+export const Capabilities = z.object({
+  skills: z.array(Cap),
+  toolsets: z.array(Cap),
+  memories: z.array(Cap),
+  revision: z.number().int().nonnegative(),
+});
+export type Capabilities = z.infer<typeof Capabilities>;
+
+export const CapabilityDiff = z.object({
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  kept: z.array(z.string()),
+});
+export type CapabilityDiff = z.infer<typeof CapabilityDiff>;
+
+export const StageRecord = z.object({
+  stage: z.string(),
+  startedAt: z.number(),
+  endedAt: z.number(),
+  /** `ok`, `fallback: <why>` or `skipped: <why>`. */
+  outcome: z.string(),
+});
+export type StageRecord = z.infer<typeof StageRecord>;
+
+/** The business-agent turn after alignment. Kept apart from `stages`, which are the alignment stages. */
+export const AgentOutcome = z.object({
+  outcome: z.enum(['replied', 'skipped', 'failed']),
+  reason: z.string().nullable(),
+  startedAt: z.number(),
+  endedAt: z.number(),
+});
+export type AgentOutcome = z.infer<typeof AgentOutcome>;
+
+export const DecisionRecord = z.object({
+  seq: z.number().int(),
+  messageId: z.string(),
+  decision: Decision,
+  scores: z.object({ phase: z.number(), session: z.number() }).nullable(),
+  bands: z.object({ phase: z.string(), session: z.string() }).nullable(),
+  degraded: z.string().nullable(),
+  diff: CapabilityDiff.nullable(),
+  /** Ids the orchestrator returned that were neither candidates nor current capabilities. */
+  dropped: z.array(z.string()),
+  /** Helper-model failures that fell back without changing the decision (extraction, recall, ...). */
+  fallbacks: z.array(z.string()),
+  stages: z.array(StageRecord),
+  agent: AgentOutcome.nullable(),
+});
+export type DecisionRecord = z.infer<typeof DecisionRecord>;
+
+/** A task input that was accepted and waits for the main loop. */
+export const PendingInput = z.object({
+  seq: z.number().int().positive(),
+  messageId: z.string(),
+  text: z.string(),
+  resources: z.array(ResourceRef),
+  from: Sender.nullable(),
+  receivedAt: z.number(),
+  via: z.enum(['signal', 'update']),
+});
+export type PendingInput = z.infer<typeof PendingInput>;
+
+/** A bound input: the raw message as a fact, plus what the Session made of it. */
+export const BoundInput = PendingInput.extend({
+  boundAt: z.number(),
+  phaseIndex: z.number().int(),
+  decision: Decision.nullable(),
+  reply: z.string().nullable(),
+});
+export type BoundInput = z.infer<typeof BoundInput>;
+
+export const Phase = z.object({
+  index: z.number().int().nonnegative(),
+  goal: Goal,
+  startedAtSeq: z.number().int(),
+  endedAtSeq: z.number().int().nullable(),
+  /** Compaction state of the phase once it has ended. */
+  compaction: z.enum(['open', 'compacted', 'failed', 'skipped']),
+  summary: z.string().nullable(),
+});
+export type Phase = z.infer<typeof Phase>;
+
+export const Rejection = z.object({
+  at: z.number(),
+  via: z.string(),
+  messageId: z.string().nullable(),
+  reason: z.string(),
+});
+export type Rejection = z.infer<typeof Rejection>;
+
+/** An out-of-scope request, preserved verbatim for responsibility routing. */
+export const OutOfScopeRequest = z.object({
+  seq: z.number().int(),
+  messageId: z.string(),
+  text: z.string(),
+  resources: z.array(ResourceRef),
+  from: Sender.nullable(),
+  status: z.enum(['pending', 'routed', 'failed']),
+  routedTo: z.string().nullable(),
+  note: z.string().nullable(),
+});
+export type OutOfScopeRequest = z.infer<typeof OutOfScopeRequest>;
+
+/** Approval decisions, tool results, notifications and commands: recorded, never task inputs. */
+export const ControlEvent = z.object({
+  at: z.number(),
+  kind: z.enum(['approval', 'toolResult', 'notification', 'command']),
+  id: z.string(),
+  summary: z.string(),
+});
+export type ControlEvent = z.infer<typeof ControlEvent>;
+
+export const SessionState = z.object({
+  schemaVersion: z.literal(SCHEMA_VERSION),
+  sessionId: z.string(),
+  parentSessionId: z.string().nullable(),
+  profile: z.string(),
+  settings: Settings,
+  status: z.enum(['active', 'paused', 'closed']),
+  goals: z.object({ session: Goal.nullable(), phase: Goal.nullable() }),
+  capabilities: Capabilities,
+  phases: z.array(Phase),
+  /** The seq the next accepted input gets. Gap-free and increasing across continue-as-new. */
+  nextSeq: z.number().int().positive(),
+  /** Seq of the last input the main loop bound (0 before the first). */
+  boundSeq: z.number().int().nonnegative(),
+  queue: z.array(PendingInput),
+  /** Recent messageIds with their seq, oldest first; bounded by settings.dedupeWindow. */
+  recent: z.array(z.tuple([z.string(), z.number().int()])),
+  history: z.array(BoundInput),
+  decisions: z.array(DecisionRecord),
+  rejections: z.array(Rejection),
+  outOfScope: z.array(OutOfScopeRequest),
+  controlEvents: z.array(ControlEvent),
+  /** Recent ids of approvals, tool results, notifications and commands, for at-least-once delivery. */
+  recentControl: z.array(z.string()),
+  counts: z.object({
+    accepted: z.number().int(),
+    duplicates: z.number().int(),
+    rejected: z.number().int(),
+    bound: z.number().int(),
+    controlEvents: z.number().int(),
+    byDecision: z.record(z.string(), z.number().int()),
+  }),
+  /** How many runs this Session has had (1 + continue-as-new count). */
+  run: z.number().int().positive(),
+});
+export type SessionState = z.infer<typeof SessionState>;
+
+/** Bounds on the lists inside SessionState that settings do not govern. */
+export const LIMITS = {
+  history: 30,
+  phases: 20,
+  rejections: 20,
+  outOfScope: 50,
+  controlEvents: 50,
+  recentControl: 500,
+  /** Total characters of queued text; beyond it new inputs are refused with a clear reason. */
+  queueChars: 1_000_000,
+  /** Reply characters kept per bound input. */
+  replyChars: 8_000,
+} as const;
+
+/** Keeps the newest `limit` items of a list in place. */
+export function keepLast<T>(list: T[], limit: number): void {
+  if (list.length > limit) list.splice(0, list.length - limit);
+}

@@ -1,0 +1,99 @@
+/**
+ * Read models of the Session: what queries return and what the Temporal Web UI shows as the
+ * workflow's current details. Pure functions of SessionState.
+ */
+import type { Capabilities, DecisionRecord, Goal, SessionStage, SessionState } from './state.js';
+
+export type { Capabilities, DecisionRecord, Goal };
+
+/** The `snapshot` query: everything an operator needs at a glance. */
+export interface SessionView {
+  sessionId: string;
+  parentSessionId: string | null;
+  profile: string;
+  status: SessionState['status'];
+  stage: SessionStage;
+  run: number;
+  queueLength: number;
+  seq: { lastAccepted: number; lastBound: number };
+  counts: SessionState['counts'];
+  goals: SessionState['goals'];
+  phase: {
+    index: number;
+    startedAtSeq: number;
+    previous: Array<{ index: number; goal: string; compaction: string; summary: string | null }>;
+  } | null;
+  capabilities: Capabilities;
+  lastDecision: DecisionRecord | null;
+  pendingOutOfScope: number;
+  recentRejections: SessionState['rejections'];
+  settings: SessionState['settings'];
+}
+
+export function buildView(state: SessionState, stage: SessionStage): SessionView {
+  const current = state.phases.at(-1);
+  return {
+    sessionId: state.sessionId,
+    parentSessionId: state.parentSessionId,
+    profile: state.profile,
+    status: state.status,
+    stage,
+    run: state.run,
+    queueLength: state.queue.length,
+    seq: { lastAccepted: state.nextSeq - 1, lastBound: state.boundSeq },
+    counts: state.counts,
+    goals: state.goals,
+    phase: current
+      ? {
+          index: current.index,
+          startedAtSeq: current.startedAtSeq,
+          previous: state.phases.slice(0, -1).map((p) => ({
+            index: p.index,
+            goal: p.goal.text,
+            compaction: p.compaction,
+            summary: p.summary,
+          })),
+        }
+      : null,
+    capabilities: state.capabilities,
+    lastDecision: state.decisions.at(-1) ?? null,
+    pendingOutOfScope: state.outOfScope.filter((r) => r.status === 'pending').length,
+    recentRejections: state.rejections,
+    settings: state.settings,
+  };
+}
+
+function clip(text: string, max: number): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+}
+
+function names(caps: { name: string }[]): string {
+  return caps.length > 0 ? caps.map((c) => c.name).join(', ') : '—';
+}
+
+/** Markdown shown in the Temporal Web UI as the workflow's current details. */
+export function renderDetails(state: SessionState, stage: SessionStage): string {
+  const last = state.decisions.at(-1);
+  const lines = [
+    `**Stage:** ${stage} · **Status:** ${state.status} · **Queue:** ${state.queue.length} · **Seq:** ${state.boundSeq}/${state.nextSeq - 1}`,
+    '',
+    `**Session goal:** ${state.goals.session ? clip(state.goals.session.text, 300) : '—'}`,
+    '',
+    `**Phase ${state.phases.at(-1)?.index ?? 0} goal:** ${state.goals.phase ? clip(state.goals.phase.text, 300) : '—'}`,
+    '',
+    `**Skills:** ${names(state.capabilities.skills)}`,
+    '',
+    `**Toolsets:** ${names(state.capabilities.toolsets)}`,
+    '',
+    `**Memories:** ${state.capabilities.memories.length}`,
+  ];
+  if (last) {
+    const scores = last.scores
+      ? ` (phase ${last.scores.phase.toFixed(2)}, session ${last.scores.session.toFixed(2)})`
+      : '';
+    const degraded = last.degraded ? ` — degraded: ${clip(last.degraded, 200)}` : '';
+    lines.push('', `**Last decision:** #${last.seq} ${last.decision}${scores}${degraded}`);
+  }
+  return lines.join('\n');
+}
