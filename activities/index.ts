@@ -1,0 +1,128 @@
+/**
+ * The Session's activities, built by a factory over their dependencies so tests pass real objects
+ * (a model client pointed at a local server, a real catalog) instead of module mocks.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+import { ResourceRef } from '../workflows/schemas.js';
+import { describeIssues } from '../workflows/schemas.js';
+import type { CapabilityCatalog, RecallOptions } from './catalog.js';
+import { toModelFailure } from './model-errors.js';
+import type { CallOptions, Role, RoleModels } from './roles.js';
+import type { SessionActivities } from './types.js';
+
+export interface MemoryRecall {
+  recall(
+    query: string,
+    scope: { sessionId: string; userId?: string },
+    options: RecallOptions,
+  ): Array<{ id: string; name: string; source: string; score: number }>;
+  text(id: string): string | undefined;
+}
+
+export interface ActivityDeps {
+  models: RoleModels;
+  catalog: CapabilityCatalog;
+  memories?: MemoryRecall;
+  recall?: Partial<RecallOptions>;
+}
+
+/** The relevance role's input, strictly: a request carrying anything else is refused. */
+const RelevanceRequestSchema = z
+  .object({
+    message: z.object({ text: z.string(), resources: z.array(ResourceRef) }).strict(),
+    phaseGoal: z.string(),
+    sessionGoal: z.string(),
+  })
+  .strict();
+
+/** Time left for one model call inside this activity attempt, and its cancellation signal. */
+function callOptions(): CallOptions {
+  const ctx = Context.current();
+  const budget = ctx.info.startToCloseTimeoutMs;
+  // Leave a little of the attempt's budget so the model client's own timeout fires first and the
+  // failure is classified as a model timeout rather than a bare activity timeout.
+  const timeoutMs = Math.max(100, budget > 1_000 ? budget - 250 : Math.floor(budget * 0.8));
+  return { timeoutMs, signal: ctx.cancellationSignal };
+}
+
+async function asModelCall<T>(role: Role, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    // A cancelled attempt (worker shutdown, workflow cancelled) is not a model failure.
+    if (Context.current().cancellationSignal.aborted) throw err;
+    throw toModelFailure(err, role);
+  }
+}
+
+export function createActivities(deps: ActivityDeps): SessionActivities {
+  const { models, catalog, memories } = deps;
+  return {
+    async relevance(request) {
+      const parsed = RelevanceRequestSchema.safeParse(request);
+      if (!parsed.success) {
+        throw ApplicationFailure.nonRetryable(
+          `relevance request refused: ${describeIssues(parsed.error)}`,
+          'InvalidRequest',
+        );
+      }
+      return asModelCall('relevance', () => models.relevance(parsed.data, callOptions()));
+    },
+
+    async extractTerms(request) {
+      return asModelCall('extraction', () => models.extract(request, callOptions()));
+    },
+
+    recall(request) {
+      const query = request.terms.length > 0 ? request.terms.join(' ') : request.text;
+      const options = { ...{ k: 8, floor: 0.15 }, ...deps.recall };
+      const found = catalog.recall(query, options);
+      const scope = { sessionId: request.sessionId, ...(request.userId ? { userId: request.userId } : {}) };
+      return Promise.resolve({ ...found, memories: memories ? memories.recall(query, scope, options) : [] });
+    },
+
+    async orchestrate(request) {
+      return asModelCall('orchestration', () => models.orchestrate(request, callOptions()));
+    },
+
+    async compact(request) {
+      return asModelCall('compaction', () => models.compact(request, callOptions()));
+    },
+
+    async agentTurn(request) {
+      const skills = request.skills.flatMap((id) => {
+        const skill = catalog.skill(id);
+        return skill ? [{ id, name: skill.name, instructions: skill.instructions() }] : [];
+      });
+      const tools = request.toolsets.flatMap((id) => {
+        const toolset = catalog.toolset(id);
+        return (toolset?.tools ?? []).map((t) => ({
+          toolset: id,
+          name: t.name,
+          description: t.description,
+          requiresApproval: t.requiresApproval,
+        }));
+      });
+      const recalled = request.memories.flatMap((id) => {
+        const text = memories?.text(id);
+        return text === undefined ? [] : [{ id, text }];
+      });
+      return asModelCall('agent', () =>
+        models.agent(
+          {
+            sessionId: request.sessionId,
+            goals: request.goals,
+            decision: request.decision,
+            message: request.message,
+            skills,
+            tools,
+            memories: recalled,
+          },
+          callOptions(),
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * How model failures become Temporal failures: 429, 5xx, timeouts and connection errors are
+ * retryable (the server's retry-after becomes nextRetryDelay); other 4xx and invalid output are
+ * not, so a broken answer degrades the input at once instead of burning retries.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import OpenAI from 'openai';
+import type { z } from 'zod';
+
+export const FailureType = {
+  Timeout: 'ModelTimeout',
+  Unavailable: 'ModelUnavailable',
+  RateLimited: 'ModelRateLimited',
+  ServerError: 'ModelServerError',
+  RequestRejected: 'ModelRequestRejected',
+  InvalidOutput: 'ModelInvalidOutput',
+  NotConfigured: 'ModelNotConfigured',
+} as const;
+
+/** Seconds (or an HTTP date) from `retry-after`, or milliseconds from `retry-after-ms`; capped at 10 minutes. */
+export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = Number(headers.get('retry-after-ms'));
+  if (headers.get('retry-after-ms') !== null && Number.isFinite(ms) && ms >= 0) return Math.min(ms, 600_000);
+  const value = headers.get('retry-after');
+  if (value === null || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, 600_000);
+  const date = Date.parse(value);
+  if (Number.isFinite(date)) return Math.min(Math.max(0, date - now), 600_000);
+  return undefined;
+}
+
+/** Maps anything a model call threw to an ApplicationFailure with a type, retryability and delay. */
+export function toModelFailure(err: unknown, role: string): ApplicationFailure {
+  if (err instanceof ApplicationFailure) return err;
+  const where = `${role} model`;
+  if (err instanceof OpenAI.APIConnectionTimeoutError) {
+    return ApplicationFailure.retryable(`${where} timed out`, FailureType.Timeout);
+  }
+  if (err instanceof OpenAI.APIConnectionError) {
+    return ApplicationFailure.retryable(`${where} unreachable: ${err.message}`, FailureType.Unavailable);
+  }
+  if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+    const message = `${where} answered HTTP ${err.status}: ${err.message}`;
+    if (err.status === 429) {
+      const delay = retryAfterMs(err.headers as Headers | undefined);
+      return ApplicationFailure.create({
+        message,
+        type: FailureType.RateLimited,
+        nonRetryable: false,
+        ...(delay !== undefined ? { nextRetryDelay: delay } : {}),
+      });
+    }
+    if (err.status === 408) return ApplicationFailure.retryable(message, FailureType.Timeout);
+    if (err.status >= 500) return ApplicationFailure.retryable(message, FailureType.ServerError);
+    return ApplicationFailure.nonRetryable(message, FailureType.RequestRejected);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return ApplicationFailure.retryable(`${where} failed: ${message}`, 'ModelError');
+}
+
+/**
+ * Parses a model's JSON answer against the role's schema. Tolerates a Markdown code fence around the
+ * JSON (some OpenAI-compatible servers add one even in JSON mode); anything else is invalid output.
+ */
+export function parseModelJson<T>(content: string | null | undefined, schema: z.ZodType<T>, role: string): T {
+  const invalid = (why: string) =>
+    ApplicationFailure.nonRetryable(`${role} model returned invalid output: ${why}`, FailureType.InvalidOutput);
+  if (!content || !content.trim()) throw invalid('empty answer');
+  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/i.exec(content);
+  let value: unknown;
+  try {
+    value = JSON.parse(fenced?.[1] ?? content);
+  } catch {
+    throw invalid(`not JSON: ${content.slice(0, 120)}`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw invalid(issues);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,140 @@
+/**
+ * Prompts of the helper-model roles. Each prompt sees only what its role may see; the request's
+ * JSON is the user message so that what reached the model is exactly what the role was given.
+ */
+import type { AgentPrompt } from './roles.js';
+import type { CompactRequest, ExtractRequest, OrchestrateRequest, RelevanceRequest } from './types.js';
+
+export interface ChatPrompt {
+  system: string;
+  user: string;
+}
+
+export const RELEVANCE_SYSTEM = `You judge how a new message relates to the goals of an agent Session.
+You see only the message, its resource references, the current-phase goal and the session-wide goal.
+Answer with JSON only: {"phaseRelevance": number, "sessionRelevance": number}, each between 0 and 1.
+
+phaseRelevance — does the message continue the CURRENT PHASE: the same step and the same deliverable?
+- High (0.7-1): it continues, refines, corrects or adds a constraint to the deliverable being produced now,
+  or it is a bare continuation such as "continue", "go on", "ok", "yes", "继续".
+- Low (0-0.3): it asks for a different step or a different deliverable, even on the same topic:
+  a new output format, a conversion ("convert the Markdown to Word"), a next stage ("now write the tests"),
+  another artifact built from the current one.
+- The phase goal may be worded exactly like the session goal (right after a Session starts). Judge
+  against the specific deliverable that phase is producing, not against the topic.
+
+sessionRelevance — does the message fall within the Session's RESPONSIBILITY: the business scope and
+expected result of the session-wide goal?
+- High (0.7-1): it serves that goal, including later steps and other deliverables of the same job.
+- Low (0-0.3): it is a different job, e.g. a weather question in a software-research Session, or it
+  contradicts a rule the session goal sets.
+
+Use values between 0.35 and 0.65 only when the message is genuinely ambiguous (e.g. "what about the other one?").`;
+
+export function relevancePrompt(request: RelevanceRequest): ChatPrompt {
+  return {
+    system: RELEVANCE_SYSTEM,
+    user: JSON.stringify({
+      sessionGoal: request.sessionGoal,
+      phaseGoal: request.phaseGoal,
+      message: request.message.text,
+      resources: request.message.resources,
+    }),
+  };
+}
+
+export const EXTRACTION_SYSTEM = `You extract retrieval terms for finding the skills, tool sets and memories an agent needs for a task.
+Answer with JSON only: {"terms": ["..."]} — 3 to 12 short terms (single words or short phrases) naming the
+activities, artifacts, formats, tools and domains the task involves. Keep the task's language; add the
+English term as well when the task is not in English. Do not restate or rewrite the goals.`;
+
+export function extractionPrompt(request: ExtractRequest): ChatPrompt {
+  return { system: EXTRACTION_SYSTEM, user: JSON.stringify(request.task) };
+}
+
+export const ORCHESTRATION_SYSTEM = `You select the capabilities an agent Session loads for its task.
+You get the task, the mode, the capabilities loaded now, and retrieved candidates with relevance scores.
+Answer with JSON only: {"skills": [ids], "toolsets": [ids], "memories": [ids]}.
+- Choose only ids that appear among the candidates or the current capabilities.
+- mode "init": choose what the task needs from the candidates; prefer few, well-fitting capabilities.
+- mode "reconcile": keep current capabilities that still apply to the task, drop those that no longer do,
+  add candidates the new phase needs. Return the complete target set, not a difference.
+You do not create Sessions, rewrite goals or choose models.`;
+
+export function orchestrationPrompt(request: OrchestrateRequest): ChatPrompt {
+  const brief = (caps: Array<{ id: string; name: string; score?: number }>) =>
+    caps.map((c) =>
+      c.score === undefined ? { id: c.id, name: c.name } : { id: c.id, name: c.name, score: round(c.score) },
+    );
+  return {
+    system: ORCHESTRATION_SYSTEM,
+    user: JSON.stringify({
+      mode: request.mode,
+      task: request.task,
+      current: {
+        skills: brief(request.current.skills),
+        toolsets: brief(request.current.toolsets),
+        memories: brief(request.current.memories),
+      },
+      candidates: {
+        skills: brief(request.candidates.skills),
+        toolsets: brief(request.candidates.toolsets),
+        memories: brief(request.candidates.memories),
+      },
+    }),
+  };
+}
+
+export const COMPACTION_SYSTEM = `You summarise a finished phase of an agent Session so later work keeps continuity.
+Answer with JSON only: {"summary": "..."} — at most 120 words: what was asked and what was produced or decided.
+Do not restate, rewrite or replace the goals.`;
+
+export function compactionPrompt(request: CompactRequest): ChatPrompt {
+  return { system: COMPACTION_SYSTEM, user: JSON.stringify(request) };
+}
+
+const DECISION_NOTES: Partial<Record<AgentPrompt['decision'], string>> = {
+  uncertain:
+    'The harness could not tell how this message relates to the task. Reason about it, and ask the user a short clarifying question if needed. Do not change course silently.',
+  degraded:
+    'The harness could not judge how this message relates to the task (its helper model failed). Treat it as part of the current phase unless the message clearly says otherwise; ask if unsure.',
+  conflict:
+    'This message fits the current phase but may conflict with the session-wide goal. Do not silently replace the goal: point out the conflict and ask the user how to proceed.',
+  'new-phase': 'This message starts a new phase of the same Session; earlier phases are done.',
+  initialize: 'This is the first task of the Session.',
+};
+
+export function agentPrompt(prompt: AgentPrompt): ChatPrompt {
+  const lines = [
+    `You are the business agent of Session ${prompt.sessionId}.`,
+    `Session-wide goal: ${prompt.goals.session}`,
+    `Current phase goal: ${prompt.goals.phase}`,
+  ];
+  const note = DECISION_NOTES[prompt.decision];
+  if (note) lines.push('', note);
+  if (prompt.skills.length > 0) {
+    lines.push('', 'Loaded skills (follow their instructions when they apply):');
+    for (const skill of prompt.skills)
+      lines.push('', `## Skill: ${skill.name} (${skill.id})`, skill.instructions.trim());
+  }
+  if (prompt.tools.length > 0) {
+    lines.push('', 'Tools loaded in this Session (declared; mention which you would call and why):');
+    for (const tool of prompt.tools) {
+      lines.push(
+        `- ${tool.name} [${tool.toolset}]${tool.requiresApproval ? ' (requires approval)' : ''}: ${tool.description}`,
+      );
+    }
+  }
+  if (prompt.memories.length > 0) {
+    lines.push('', 'Relevant memories:');
+    for (const memory of prompt.memories) lines.push(`- ${memory.text}`);
+  }
+  const resources = prompt.message.resources
+    .map((r) => `\n[resource] ${r.title ? `${r.title} ` : ''}${r.uri}`)
+    .join('');
+  return { system: lines.join('\n'), user: `${prompt.message.text}${resources}` };
+}
+
+function round(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
