@@ -1,0 +1,185 @@
+/**
+ * The Session's intake on a real Temporal server: ordering, de-duplication, rejections, the
+ * `submit` update, and continue-as-new.
+ */
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  commandSignal,
+  decisionsQuery,
+  goalsQuery,
+  messageSignal,
+  snapshotQuery,
+  submitUpdate,
+} from '../workflows/api.js';
+import { ScriptedModelServer } from './support/model-server.js';
+import {
+  MODEL,
+  message,
+  scriptedModels,
+  send,
+  startSession,
+  startWorker,
+  waitFor,
+  type TestWorker,
+} from './support/harness.js';
+
+let models: ScriptedModelServer;
+let w: TestWorker;
+
+beforeAll(async () => {
+  models = await ScriptedModelServer.start();
+  models.on(MODEL.relevance, { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } });
+  models.on(MODEL.extraction, { json: { terms: ['research'] } });
+  models.on(MODEL.orchestration, { json: { skills: [], toolsets: [], memories: [] } });
+  w = await startWorker({ models: scriptedModels(models) });
+});
+
+afterAll(async () => {
+  await w?.stop();
+  await models?.close();
+});
+
+async function signalledMessageIds(handle: WorkflowHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).flatMap((event) => {
+    const attrs = event.workflowExecutionSignaledEventAttributes;
+    if (attrs?.signalName !== 'message' || !attrs.input?.payloads?.[0]) return [];
+    const payload = defaultPayloadConverter.fromPayload<{ messageId: string }>(attrs.input.payloads[0]);
+    return [payload.messageId];
+  });
+}
+
+const FORCE_CLOSE_COMMAND = 17;
+
+/**
+ * Causes of workflow tasks our code failed. A burst of signals larger than the server's buffered-event
+ * batch makes the server itself fail the in-flight task to flush them (FORCE_CLOSE_COMMAND); that is
+ * the server's flow control, not a failure of workflow code, and is left out.
+ */
+async function failedWorkflowTasks(handle: WorkflowHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const failed = e.workflowTaskFailedEventAttributes;
+    if (!failed || Number(failed.cause) === FORCE_CLOSE_COMMAND) return [];
+    return [`${String(failed.cause)}: ${failed.failure?.message ?? ''}`];
+  });
+}
+
+describe('Session intake on a real server', () => {
+  it('binds 200 concurrently signalled messages in the order the server received them, with no gaps', async () => {
+    const handle = await startSession(w, { settings: { keepDecisions: 300, agentTurn: false } });
+    const messages = Array.from({ length: 200 }, (_, i) => message(`note number ${i}`));
+    await Promise.all(messages.map((m) => handle.signal(messageSignal, m)));
+
+    const decisions = await waitFor(
+      () => handle.query(decisionsQuery),
+      (d) => d.length === 200,
+      120_000,
+    );
+    const receivedOrder = await signalledMessageIds(handle);
+    expect(receivedOrder).toHaveLength(200);
+    expect(decisions.map((d) => d.messageId)).toEqual(receivedOrder);
+    expect(decisions.map((d) => d.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(new Set(receivedOrder)).toEqual(new Set(messages.map((m) => m.messageId)));
+    expect(decisions[0]?.decision).toBe('initialize');
+    expect(decisions.slice(1).every((d) => d.decision === 'continue')).toBe(true);
+    expect(await failedWorkflowTasks(handle)).toEqual([]);
+  });
+
+  it('records invalid payloads as rejections without failing a workflow task, and keeps binding valid ones', async () => {
+    const handle = await startSession(w, { settings: { agentTurn: false } });
+    const bad: unknown[] = [
+      { text: 'no message id' },
+      { messageId: 'x1', text: '' },
+      'not even an object',
+      { messageId: 'x2', text: 'fine', resources: [{ uri: '' }] },
+      { messageId: 'x3', text: 'fine', unexpected: true },
+    ];
+    for (const payload of bad) await handle.signal(messageSignal, payload);
+    const valid = await send(handle, 'Draft the onboarding checklist');
+
+    const snapshot = await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.seq.lastBound === 1 && s.stage === 'Idle',
+    );
+    expect(snapshot.counts.rejected).toBe(5);
+    expect(snapshot.recentRejections.map((r) => r.reason)).toEqual([
+      expect.stringContaining('messageId'),
+      expect.stringContaining('text must not be empty'),
+      expect.stringContaining('expected object'),
+      expect.stringContaining('resources.0.uri'),
+      expect.stringContaining('unexpected'),
+    ]);
+    expect(snapshot.recentRejections.map((r) => r.messageId)).toEqual([null, 'x1', null, 'x2', 'x3']);
+    const decisions = await handle.query(decisionsQuery);
+    expect(decisions.map((d) => d.messageId)).toEqual([valid.messageId]);
+    expect((await handle.query(goalsQuery)).session?.text).toBe('Draft the onboarding checklist');
+    expect(await failedWorkflowTasks(handle)).toEqual([]);
+  });
+
+  it('submit returns the seq once recorded, reports duplicates, and rejects bad input without a history event', async () => {
+    const handle = await startSession(w, { settings: { agentTurn: false } });
+    const first = message('Plan the offsite agenda');
+    expect(await handle.executeUpdate(submitUpdate, { args: [first] })).toEqual({ seq: 1, duplicate: false });
+    expect(await handle.executeUpdate(submitUpdate, { args: [first] })).toEqual({ seq: 1, duplicate: true });
+    await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.stage === 'Idle' && s.seq.lastBound === 1,
+    );
+
+    const eventsBefore = (await handle.fetchHistory()).events?.length ?? 0;
+    const rejected = await handle.executeUpdate(submitUpdate, { args: [{ messageId: 'bad', text: '   ' }] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(rejected).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String((rejected as WorkflowUpdateFailedError).cause?.message)).toContain('text must not be empty');
+    const history = await handle.fetchHistory();
+    expect(history.events?.length).toBe(eventsBefore);
+
+    expect(await handle.executeUpdate(submitUpdate, { args: [message('Then book the venue')] })).toEqual({
+      seq: 2,
+      duplicate: false,
+    });
+  });
+
+  it('keeps goals, queue, seq and duplicate protection through three continue-as-new runs', async () => {
+    const handle = await startSession(w, { settings: { continueAsNewAfter: 2, agentTurn: false } });
+    const firstRunId = (await handle.describe()).runId;
+    const messages = Array.from({ length: 7 }, (_, i) =>
+      message(i === 0 ? 'Compile the vendor comparison' : `vendor detail ${i}`),
+    );
+    // Queue all seven while paused, so each run hands the rest of the queue to the next one.
+    await handle.signal(commandSignal, { commandId: 'pause-1', name: 'pause' });
+    for (const m of messages) await handle.signal(messageSignal, m);
+    expect((await handle.query(snapshotQuery)).queueLength).toBe(7);
+    await handle.signal(commandSignal, { commandId: 'resume-1', name: 'resume' });
+
+    const snapshot = await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.seq.lastBound === 7 && s.stage === 'Idle',
+      60_000,
+    );
+    expect(snapshot.run).toBeGreaterThanOrEqual(4);
+    expect((await handle.describe()).runId).not.toBe(firstRunId);
+    const decisions = await handle.query(decisionsQuery);
+    expect(decisions.map((d) => d.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(decisions.map((d) => d.messageId)).toEqual(messages.map((m) => m.messageId));
+    expect((await handle.query(goalsQuery)).session?.text).toBe('Compile the vendor comparison');
+
+    // Re-deliver the first and a middle message after three hand-overs: both are recognised.
+    await handle.signal(messageSignal, messages[0]!);
+    expect(await handle.executeUpdate(submitUpdate, { args: [messages[3]!] })).toEqual({ seq: 4, duplicate: true });
+    const after = await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.counts.duplicates === 2,
+    );
+    expect(after.seq).toEqual({ lastAccepted: 7, lastBound: 7 });
+    expect(await handle.executeUpdate(submitUpdate, { args: [message('one more detail')] })).toEqual({
+      seq: 8,
+      duplicate: false,
+    });
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * What workflow tests share: a real worker on a unique task queue against the run's dev server,
+ * role models pointed at the scripted model server, and small helpers to drive a Session.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { IndexedCatalog } from '../../activities/catalog.js';
+import { loadCatalogDir } from '../../activities/catalog-files.js';
+import { createActivities } from '../../activities/index.js';
+import { OpenAIModels } from '../../activities/openai-models.js';
+import type { Role, RoleModels } from '../../activities/roles.js';
+import { messageSignal } from '../../workflows/api.js';
+import type { SessionInput } from '../../workflows/session.js';
+import type { MessageInput } from '../../workflows/schemas.js';
+import type { RecordedRequest, ScriptedModelServer } from './model-server.js';
+
+// Activity failures are the point of many tests; keep the worker's log to errors.
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+
+export const uniqueId = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+/** The demo catalog, loaded once per test file. */
+let demoCatalog: IndexedCatalog | undefined;
+export function catalog(): IndexedCatalog {
+  demoCatalog ??= new IndexedCatalog(loadCatalogDir('catalog').entries);
+  return demoCatalog;
+}
+
+/** Model names the scripted server answers per role. */
+export const MODEL: Record<Role, string> = {
+  relevance: 'relevance-model',
+  extraction: 'extraction-model',
+  orchestration: 'orchestration-model',
+  compaction: 'compaction-model',
+  agent: 'agent-model',
+};
+
+export function scriptedModels(
+  server: ScriptedModelServer,
+  roles: readonly Role[] = Object.keys(MODEL) as Role[],
+): RoleModels {
+  const models: Partial<Record<Role, string>> = {};
+  for (const role of roles) models[role] = MODEL[role];
+  return new OpenAIModels({ baseURL: server.baseURL, apiKey: 'test', models, jsonMode: 'json_object' });
+}
+
+/** The JSON the activity put in a recorded request's user message. */
+export function userJson<T = Record<string, unknown>>(request: RecordedRequest): T {
+  const user = request.messages.find((m) => m.role === 'user');
+  return JSON.parse(user?.content ?? '{}') as T;
+}
+
+export interface TestWorker {
+  client: Client;
+  taskQueue: string;
+  stop(): Promise<void>;
+}
+
+/** A real worker on its own task queue; `stop` drains it and closes its connections. */
+export async function startWorker(options: {
+  models: RoleModels;
+  catalog?: IndexedCatalog;
+  taskQueue?: string;
+}): Promise<TestWorker> {
+  const address = inject('temporalAddress');
+  const namespace = inject('temporalNamespace');
+  const taskQueue = options.taskQueue ?? uniqueId('tq');
+  const nativeConnection = await NativeConnection.connect({ address });
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    namespace,
+    taskQueue,
+    workflowBundle: { code: readFileSync(inject('workflowBundlePath'), 'utf8') },
+    activities: createActivities({ models: options.models, catalog: options.catalog ?? catalog() }),
+  });
+  const running = worker.run();
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace });
+  return {
+    client,
+    taskQueue,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await nativeConnection.close();
+      await connection.close();
+    },
+  };
+}
+
+export async function startSession(
+  w: TestWorker,
+  start: Partial<SessionInput> & { sessionId?: string } = {},
+): Promise<WorkflowHandle> {
+  const sessionId = start.sessionId ?? uniqueId('s');
+  return w.client.workflow.start('session', {
+    workflowId: `session:${sessionId}`,
+    taskQueue: w.taskQueue,
+    args: [{ ...start, sessionId }],
+  });
+}
+
+let counter = 0;
+export function message(text: string, extra: Partial<MessageInput> = {}): MessageInput {
+  return { messageId: `m-${++counter}-${randomUUID().slice(0, 6)}`, text, ...extra };
+}
+
+export async function send(
+  handle: WorkflowHandle,
+  text: string,
+  extra: Partial<MessageInput> = {},
+): Promise<MessageInput> {
+  const m = message(text, extra);
+  await handle.signal(messageSignal, m);
+  return m;
+}
+
+/** Polls `read` until `done` holds, or fails with the last value seen. */
+export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await read();
+    if (done(last)) return last;
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

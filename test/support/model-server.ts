@@ -1,0 +1,297 @@
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** A chat-completion request as the scripted server received it. */
+export interface RecordedRequest {
+  /** Request path without query string, e.g. `/v1/chat/completions`. */
+  path: string;
+  /** `body.model`, or `''` if absent. */
+  model: string;
+  /** Parsed JSON request body (`{}` if it was not a JSON object). */
+  body: Record<string, unknown>;
+  /** `body.messages` with array-of-parts content flattened to its concatenated text. */
+  messages: Array<{ role: string; content: string }>;
+  headers: Record<string, string | string[] | undefined>;
+  /** `Date.now()` when the request body had been read. */
+  receivedAt: number;
+}
+
+/**
+ * How the server answers one request:
+ * - `{ json }`: 200 chat.completion whose assistant content is `JSON.stringify(json)`;
+ * - `{ content }`: 200 chat.completion with this raw assistant content (e.g. malformed JSON);
+ * - `{ status, body?, headers? }`: HTTP error; `body` defaults to an OpenAI-style
+ *   `{ error: { message, type, param, code } }`, a string body is sent raw;
+ * - `{ delayMs, then }`: wait, then answer with `then` (dropped silently if the client has gone away);
+ * - `{ hangUp: true }`: destroy the socket without answering.
+ */
+export type Reply =
+  | { json: unknown }
+  | { content: string }
+  | { status: number; body?: unknown; headers?: Record<string, string> }
+  | { delayMs: number; then: Reply }
+  | { hangUp: true };
+
+/** Computes the reply for a request; a thrown error becomes a 500 carrying its message. */
+export type Handler = (req: RecordedRequest) => Reply | Promise<Reply>;
+
+/**
+ * An OpenAI-compatible HTTP server answering `/v1/chat/completions` from a per-model script,
+ * so tests can drive the real `openai` client (and its retry/timeout logic) instead of mocks.
+ */
+export class ScriptedModelServer {
+  /** `http://127.0.0.1:${port}/v1` — pass as the OpenAI client's `baseURL`. */
+  readonly baseURL: string;
+  readonly port: number;
+
+  private readonly standing = new Map<string, Handler | Reply>();
+  private readonly queues = new Map<string, Reply[]>();
+  private recorded: RecordedRequest[] = [];
+  private completionCount = 0;
+
+  private constructor(private readonly server: Server) {
+    this.port = (server.address() as AddressInfo).port;
+    this.baseURL = `http://127.0.0.1:${this.port}/v1`;
+  }
+
+  /** Starts listening on 127.0.0.1 (an ephemeral port unless `port` is given). */
+  static async start(options: { port?: number } = {}): Promise<ScriptedModelServer> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const scripted = new ScriptedModelServer(server);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      scripted.handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) sendJson(res, 500, errorBody(messageOf(error), 'server_error'));
+        else res.destroy();
+      });
+    });
+    return scripted;
+  }
+
+  /** Sets the standing behaviour for `model`, used once its enqueued replies are exhausted. */
+  on(model: string, handlerOrReply: Handler | Reply): this {
+    this.standing.set(model, handlerOrReply);
+    return this;
+  }
+
+  /** Queues one-shot replies for `model`, consumed first-in first-out before the standing behaviour. */
+  enqueue(model: string, ...replies: Reply[]): this {
+    const queue = this.queues.get(model) ?? [];
+    queue.push(...replies);
+    this.queues.set(model, queue);
+    return this;
+  }
+
+  /** Every chat-completion request received (optionally only for `model`), in arrival order. */
+  requests(model?: string): RecordedRequest[] {
+    return this.recorded.filter((r) => model === undefined || r.model === model);
+  }
+
+  /** Forgets all handlers, queued replies and recorded requests. */
+  reset(): void {
+    this.standing.clear();
+    this.queues.clear();
+    this.recorded = [];
+  }
+
+  /** Stops the server, destroying open (including keep-alive and delayed) connections so tests exit promptly. */
+  close(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.close((error) => (error ? reject(error) : resolve()));
+      this.server.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (req.method === 'GET' && (path === '/v1/models' || path === '/models')) {
+      return sendJson(res, 200, { object: 'list', data: this.scriptedModels().map(modelObject) });
+    }
+    if (req.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/chat/completions')) {
+      return sendJson(res, 404, errorBody(`no route for ${req.method} ${path}`, 'invalid_request_error', 'not_found'));
+    }
+
+    const body = parseObject(await readBody(req));
+    const model = typeof body?.['model'] === 'string' ? body['model'] : '';
+    const recorded: RecordedRequest = {
+      path,
+      model,
+      body: body ?? {},
+      messages: flattenMessages(body?.['messages']),
+      headers: req.headers,
+      receivedAt: Date.now(),
+    };
+    this.recorded.push(recorded);
+
+    // Aborting on 'close' lets a delayed reply be dropped as soon as the client (or close()) ends the socket.
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+
+    let reply: Reply;
+    try {
+      reply = body
+        ? await this.nextReply(recorded)
+        : { status: 400, body: errorBody('request body is not a JSON object') };
+    } catch (error) {
+      reply = { status: 500, body: errorBody(messageOf(error), 'server_error') };
+    }
+
+    await this.send(res, reply, recorded, gone.signal);
+  }
+
+  private nextReply(req: RecordedRequest): Reply | Promise<Reply> {
+    const queued = this.queues.get(req.model)?.shift();
+    if (queued) return queued;
+    const standing = this.standing.get(req.model);
+    if (standing === undefined) {
+      return {
+        status: 404,
+        body: errorBody(`model '${req.model}' is not scripted`, 'invalid_request_error', 'model_not_found'),
+      };
+    }
+    return typeof standing === 'function' ? standing(req) : standing;
+  }
+
+  private async send(res: ServerResponse, reply: Reply, req: RecordedRequest, gone: AbortSignal): Promise<void> {
+    if ('delayMs' in reply) {
+      try {
+        await sleep(reply.delayMs, undefined, { signal: gone });
+      } catch {
+        return;
+      }
+      return this.send(res, reply.then, req, gone);
+    }
+    if (gone.aborted) return;
+    if ('hangUp' in reply) {
+      res.socket?.destroy();
+      return;
+    }
+    if ('status' in reply) {
+      return sendJson(res, reply.status, reply.body ?? defaultErrorBody(reply.status), reply.headers);
+    }
+    const content = 'json' in reply ? JSON.stringify(reply.json) : reply.content;
+    sendJson(res, 200, this.completion(req, content));
+  }
+
+  private completion(req: RecordedRequest, content: string): Record<string, unknown> {
+    // Rough token estimate (~4 characters per token) so usage-accounting code sees plausible numbers.
+    const promptTokens = Math.ceil(req.messages.reduce((n, m) => n + m.content.length, 0) / 4);
+    const completionTokens = Math.ceil(content.length / 4);
+    return {
+      id: `chatcmpl-scripted-${++this.completionCount}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: req.model,
+      choices: [
+        { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
+      ],
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      },
+    };
+  }
+
+  private scriptedModels(): string[] {
+    const queued = [...this.queues].filter(([, replies]) => replies.length > 0).map(([model]) => model);
+    return [...new Set([...this.standing.keys(), ...queued])];
+  }
+}
+
+/** Ready-made replies for common fault injection. */
+export const faults = {
+  /** 429 with a `retry-after` header (seconds). */
+  rateLimited(retryAfterSeconds = 1): Reply {
+    return {
+      status: 429,
+      body: errorBody('Rate limit reached (scripted)', 'requests', 'rate_limit_exceeded'),
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    };
+  },
+  /** 500 with an OpenAI-style error body. */
+  serverError(): Reply {
+    return { status: 500 };
+  },
+  /** 400 with an OpenAI-style error body carrying `message`. */
+  badRequest(message = 'Bad request (scripted)'): Reply {
+    return { status: 400, body: errorBody(message) };
+  },
+  /** Waits `ms`, then answers with `then`. */
+  slow(ms: number, then: Reply): Reply {
+    return { delayMs: ms, then };
+  },
+  /** 200 whose content is truncated, unparseable JSON. */
+  malformed(): Reply {
+    return { content: '{"phaseRelevance": 0.9,' };
+  },
+  /** 200 whose content is valid JSON of an unexpected shape. */
+  wrongShape(): Reply {
+    return { json: { unexpected: true } };
+  },
+};
+
+function errorBody(message: string, type = 'invalid_request_error', code: string | null = null): unknown {
+  return { error: { message, type, param: null, code } };
+}
+
+function defaultErrorBody(status: number): unknown {
+  const message = `${STATUS_CODES[status] ?? 'Error'} (scripted)`;
+  if (status === 429) return errorBody(message, 'requests', 'rate_limit_exceeded');
+  return errorBody(message, status >= 500 ? 'server_error' : 'invalid_request_error');
+}
+
+function modelObject(id: string): Record<string, unknown> {
+  return { id, object: 'model', created: 0, owned_by: 'scripted' };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const contentType = typeof body === 'string' ? 'text/plain' : 'application/json';
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function flattenMessages(messages: unknown): Array<{ role: string; content: string }> {
+  if (!Array.isArray(messages)) return [];
+  return messages.filter(isRecord).map((m) => ({
+    role: typeof m['role'] === 'string' ? m['role'] : '',
+    content: flattenContent(m['content']),
+  }));
+}
+
+function flattenContent(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part) => (isRecord(part) && typeof part['text'] === 'string' ? part['text'] : '')).join('');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { bindNext, initialState, intake, refusal } from '../../workflows/intake.js';
+import { LIMITS } from '../../workflows/state.js';
+
+const fresh = (settings = {}) => initialState({ sessionId: 's1', settings });
+
+describe('intake', () => {
+  it('assigns gap-free increasing seqs in arrival order and binds them FIFO', () => {
+    const state = fresh();
+    const seqs = ['a', 'b', 'c'].map((id) => intake(state, { messageId: id, text: `text ${id}` }, 'signal', 1));
+    expect(seqs).toEqual([
+      { kind: 'accepted', seq: 1 },
+      { kind: 'accepted', seq: 2 },
+      { kind: 'accepted', seq: 3 },
+    ]);
+    expect([bindNext(state, 2)?.messageId, bindNext(state, 2)?.messageId, bindNext(state, 2)?.messageId]).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+    expect(bindNext(state, 2)).toBeUndefined();
+    expect(state.boundSeq).toBe(3);
+    expect(state.history.map((h) => h.seq)).toEqual([1, 2, 3]);
+  });
+
+  it('recognises a repeated messageId as a duplicate with the original seq, without queueing it', () => {
+    const state = fresh();
+    intake(state, { messageId: 'a', text: 'one' }, 'signal', 1);
+    expect(intake(state, { messageId: 'a', text: 'one again' }, 'update', 2)).toEqual({ kind: 'duplicate', seq: 1 });
+    expect(state.queue).toHaveLength(1);
+    expect(state.counts.duplicates).toBe(1);
+    expect(state.nextSeq).toBe(2);
+  });
+
+  it('forgets messageIds beyond the de-duplication window, oldest first', () => {
+    const state = fresh({ dedupeWindow: 10 });
+    for (let i = 0; i < 11; i++) intake(state, { messageId: `m${i}`, text: 'x' }, 'signal', 1);
+    expect(state.recent).toHaveLength(10);
+    expect(intake(state, { messageId: 'm10', text: 'x' }, 'signal', 1).kind).toBe('duplicate');
+    expect(intake(state, { messageId: 'm0', text: 'x' }, 'signal', 1)).toEqual({ kind: 'accepted', seq: 12 });
+  });
+
+  it.each([
+    [undefined, 'expected object'],
+    ['just a string', 'expected object'],
+    [{ text: 'no id' }, 'messageId'],
+    [{ messageId: '', text: 'x' }, 'messageId: messageId must not be empty'],
+    [{ messageId: 'a', text: '   ' }, 'text: text must not be empty'],
+    [{ messageId: 'a', text: 'x', resources: [{ title: 'no uri' }] }, 'resources.0.uri'],
+    [{ messageId: 'a', text: 'x', colour: 'red' }, 'colour'],
+    [{ messageId: 'a', text: 'x'.repeat(16_001) }, 'at most 16000'],
+  ])('rejects %j with a reason naming the problem (%s), and records it', (raw, fragment) => {
+    const state = fresh();
+    const result = intake(state, raw, 'signal', 5);
+    expect(result.kind).toBe('rejected');
+    if (result.kind !== 'rejected') return;
+    expect(result.reason).toContain(fragment);
+    expect(state.rejections.at(-1)).toMatchObject({ at: 5, via: 'signal', reason: result.reason });
+    expect(state.queue).toHaveLength(0);
+    expect(state.nextSeq).toBe(1);
+  });
+
+  it('keeps only the newest rejections', () => {
+    const state = fresh();
+    for (let i = 0; i < LIMITS.rejections + 5; i++) intake(state, { messageId: `bad${i}` }, 'signal', i);
+    expect(state.rejections).toHaveLength(LIMITS.rejections);
+    expect(state.counts.rejected).toBe(LIMITS.rejections + 5);
+    expect(state.rejections.at(-1)?.messageId).toBe(`bad${LIMITS.rejections + 4}`);
+  });
+
+  it('refuses new messages once closed, but still answers duplicates', () => {
+    const state = fresh();
+    intake(state, { messageId: 'a', text: 'x' }, 'signal', 1);
+    state.status = 'closed';
+    expect(refusal(state, { messageId: 'b', text: 'x' })).toContain('closed');
+    expect(refusal(state, { messageId: 'a', text: 'x' })).toBeNull();
+  });
+
+  it('refuses input beyond the queue budget instead of growing state without bound', () => {
+    const state = fresh();
+    const big = 'x'.repeat(16_000);
+    let accepted = 0;
+    for (let i = 0; i < 100; i++)
+      if (intake(state, { messageId: `m${i}`, text: big }, 'signal', 1).kind === 'accepted') accepted++;
+    expect(accepted).toBe(Math.floor(LIMITS.queueChars / big.length));
+    expect(state.rejections.at(-1)?.reason).toContain('queue is full');
+  });
+});
+
+describe('initialState', () => {
+  it('uses goals given at start, the phase falling back to the session goal', () => {
+    const state = initialState({ sessionId: 's', goals: { session: 'Own the Q3 report' } });
+    expect(state.goals.session?.text).toBe('Own the Q3 report');
+    expect(state.goals.phase?.text).toBe('Own the Q3 report');
+    expect(state.phases).toHaveLength(1);
+  });
+
+  it('starts without goals when none are given', () => {
+    const state = initialState({ sessionId: 's' });
+    expect(state.goals).toEqual({ session: null, phase: null });
+    expect(state.settings.thresholds).toEqual({ high: 0.65, low: 0.35 });
+  });
+});
