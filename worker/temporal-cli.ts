@@ -58,7 +58,7 @@ export function ensureTemporalCli(options: { env?: NodeJS.ProcessEnv; log?: (lin
   const target = cachedCliPath(env);
   if (isExecutable(target)) return target;
 
-  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
+  const go = spawnSync('go', ['version'], { encoding: 'utf8', env });
   if (go.error || go.status !== 0) {
     throw new TemporalCliError(
       'The Temporal CLI is not built yet and Go was not found to build it. Install Go 1.25 or newer ' +

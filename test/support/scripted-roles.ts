@@ -1,0 +1,79 @@
+/**
+ * Scripts the helper-model roles on the shared model server by content, so several Sessions in one
+ * test file can run side by side: relevance by message text, extraction and orchestration by the
+ * task's phase goal, compaction by the finished phase goal, the agent by message text.
+ */
+import { MODEL, userJson } from './harness.js';
+import type { RecordedRequest, Reply, ScriptedModelServer } from './model-server.js';
+
+type Scores = [phase: number, session: number];
+type Selection = { skills?: string[]; toolsets?: string[]; memories?: string[] };
+
+export interface RoleScript {
+  relevance: Map<string, Scores | Reply | Reply[]>;
+  terms: Map<string, string[] | Reply>;
+  selection: Map<string, Selection | Reply>;
+  summary: Map<string, string | Reply>;
+  reply: Map<string, string | Reply>;
+}
+
+function isReply(value: unknown): value is Reply {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    ['json', 'content', 'status', 'delayMs', 'hangUp'].some((k) => k in value)
+  );
+}
+
+/** Replies given as a list are served one per request, the last one repeating. */
+function next(list: Reply[], counter: Map<Reply[], number>): Reply {
+  const i = counter.get(list) ?? 0;
+  counter.set(list, i + 1);
+  return list[Math.min(i, list.length - 1)]!;
+}
+
+export function scriptRoles(server: ScriptedModelServer): RoleScript {
+  const script: RoleScript = {
+    relevance: new Map(),
+    terms: new Map(),
+    selection: new Map(),
+    summary: new Map(),
+    reply: new Map(),
+  };
+  const counters = new Map<Reply[], number>();
+  const missing = (what: string): Reply => ({ status: 400, body: { error: { message: `unscripted ${what}` } } });
+
+  server.on(MODEL.relevance, (req: RecordedRequest) => {
+    const { message } = userJson<{ message: string }>(req);
+    const entry = script.relevance.get(message);
+    if (entry === undefined) return missing(`relevance for "${message}"`);
+    if (Array.isArray(entry) && entry.every((e) => typeof e === 'number')) {
+      return { json: { phaseRelevance: entry[0], sessionRelevance: entry[1] } };
+    }
+    return Array.isArray(entry) ? next(entry, counters) : (entry);
+  });
+  server.on(MODEL.extraction, (req) => {
+    const { phaseGoal } = userJson<{ phaseGoal: string }>(req);
+    const entry = script.terms.get(phaseGoal) ?? phaseGoal.toLowerCase().split(/\W+/).filter(Boolean);
+    return isReply(entry) ? entry : { json: { terms: entry } };
+  });
+  server.on(MODEL.orchestration, (req) => {
+    const { task } = userJson<{ task: { phaseGoal: string } }>(req);
+    const entry = script.selection.get(task.phaseGoal);
+    if (entry === undefined) return missing(`selection for "${task.phaseGoal}"`);
+    return isReply(entry) ? entry : { json: entry };
+  });
+  server.on(MODEL.compaction, (req) => {
+    const { phaseGoal } = userJson<{ phaseGoal: string }>(req);
+    const entry = script.summary.get(phaseGoal) ?? `Summary of: ${phaseGoal}`;
+    return isReply(entry) ? entry : { json: { summary: entry } };
+  });
+  server.on(MODEL.agent, (req) => {
+    const user = req.messages.find((m) => m.role === 'user')?.content ?? '';
+    const text = user.split('\n[resource]')[0] ?? user;
+    const entry = script.reply.get(text) ?? `Working on: ${text}`;
+    return isReply(entry) ? entry : { content: entry };
+  });
+  return script;
+}

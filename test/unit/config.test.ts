@@ -1,0 +1,59 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../worker/config.js';
+import { TemporalCliError, ensureTemporalCli } from '../../worker/temporal-cli.js';
+
+describe('loadConfig', () => {
+  it('has working defaults', () => {
+    const config = loadConfig({});
+    expect(config.temporal).toEqual({ address: 'localhost:7233', namespace: 'default', taskQueue: 'sessions' });
+    expect(config.models.provider).toBe('local');
+  });
+
+  it('names the variable that holds a bad value', () => {
+    expect(() => loadConfig({ HARNESS_RECALL_K: 'lots' })).toThrow(ConfigError);
+    expect(() => loadConfig({ HARNESS_RECALL_K: 'lots' })).toThrow(/HARNESS_RECALL_K/);
+    expect(() => loadConfig({ OPENAI_BASE_URL: 'not a url' })).toThrow(/OPENAI_BASE_URL: must be a URL/);
+    expect(() => loadConfig({ HARNESS_MODEL_PROVIDER: 'azure' })).toThrow(/HARNESS_MODEL_PROVIDER/);
+  });
+
+  it('resolves one model per role, a role-specific name winning over HARNESS_MODEL', () => {
+    const config = loadConfig({ OPENAI_API_KEY: 'k', HARNESS_MODEL: 'gpt-4.1-mini', HARNESS_AGENT_MODEL: 'gpt-4.1' });
+    expect(config.models.provider).toBe('openai');
+    expect(config.models.byRole).toEqual({
+      relevance: 'gpt-4.1-mini',
+      extraction: 'gpt-4.1-mini',
+      orchestration: 'gpt-4.1-mini',
+      compaction: 'gpt-4.1-mini',
+      agent: 'gpt-4.1',
+    });
+  });
+
+  it('uses the openai provider for a keyless OpenAI-compatible server such as Ollama', () => {
+    expect(loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' }).models.provider).toBe('openai');
+    expect(loadConfig({ OPENAI_API_KEY: 'k', HARNESS_MODEL_PROVIDER: 'local' }).models.provider).toBe('local');
+  });
+});
+
+describe('ensureTemporalCli', () => {
+  it('uses TEMPORAL_CLI_PATH when it is executable', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cli-'));
+    const fake = join(dir, 'temporal');
+    writeFileSync(fake, '#!/bin/sh\n');
+    chmodSync(fake, 0o755);
+    expect(ensureTemporalCli({ env: { TEMPORAL_CLI_PATH: fake } })).toBe(fake);
+  });
+
+  it('says so when TEMPORAL_CLI_PATH is not executable', () => {
+    expect(() => ensureTemporalCli({ env: { TEMPORAL_CLI_PATH: '/nonexistent/temporal' } })).toThrow(TemporalCliError);
+  });
+
+  it('tells a user without Go what to install or set', () => {
+    const emptyCache = mkdtempSync(join(tmpdir(), 'cache-'));
+    const run = () => ensureTemporalCli({ env: { XDG_CACHE_HOME: emptyCache, PATH: '/nonexistent' }, log: () => {} });
+    expect(run).toThrow(/Install Go 1.25 or newer/);
+    expect(run).toThrow(/TEMPORAL_CLI_PATH/);
+  });
+});
