@@ -51,7 +51,7 @@ export function scriptRoles(server: ScriptedModelServer): RoleScript {
     if (Array.isArray(entry) && entry.every((e) => typeof e === 'number')) {
       return { json: { phaseRelevance: entry[0], sessionRelevance: entry[1] } };
     }
-    return Array.isArray(entry) ? next(entry, counters) : (entry);
+    return Array.isArray(entry) ? next(entry, counters) : entry;
   });
   server.on(MODEL.extraction, (req) => {
     const { phaseGoal } = userJson<{ phaseGoal: string }>(req);
