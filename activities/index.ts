@@ -2,11 +2,11 @@
  * The Session's activities, built by a factory over their dependencies so tests pass real objects
  * (a model client pointed at a local server, a real catalog) instead of module mocks.
  */
+import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { ResourceRef } from '../workflows/schemas.js';
-import { describeIssues } from '../workflows/schemas.js';
+import { ResourceRef, describeIssues, type MessageInput, type SessionStart } from '../workflows/schemas.js';
 import type { CapabilityCatalog, RecallOptions } from './catalog.js';
 import { toModelFailure } from './model-errors.js';
 import type { CallOptions, Role, RoleModels } from './roles.js';
@@ -21,11 +21,27 @@ export interface MemoryRecall {
   text(id: string): string | undefined;
 }
 
+/** Starts Session workflows for `session_create_sub`; the worker implements it with a Temporal client. */
+export interface SessionDirectory {
+  /** Signal-with-start: creates the Session if it does not run yet, and delivers the message either way. */
+  startWithMessage(args: { start: SessionStart; taskQueue: string; message: MessageInput }): Promise<void>;
+}
+
 export interface ActivityDeps {
   models: RoleModels;
   catalog: CapabilityCatalog;
   memories?: MemoryRecall;
   recall?: Partial<RecallOptions>;
+  sessions?: SessionDirectory;
+}
+
+/**
+ * The id of the sub-session created for one request: derived from the parent and the request's
+ * messageId, so a retried activity (or a worker killed mid-call) can never create a second one.
+ */
+export function subSessionId(parentSessionId: string, messageId: string): string {
+  const digest = createHash('sha256').update(`${parentSessionId}\n${messageId}`).digest('hex').slice(0, 12);
+  return `${parentSessionId.slice(0, 100)}.sub-${digest}`;
 }
 
 /** The relevance role's input, strictly: a request carrying anything else is refused. */
@@ -123,6 +139,35 @@ export function createActivities(deps: ActivityDeps): SessionActivities {
           callOptions(),
         ),
       );
+    },
+
+    async createSubSession(request) {
+      if (!deps.sessions) {
+        throw ApplicationFailure.nonRetryable(
+          'this worker cannot start sessions (no session directory)',
+          'NotConfigured',
+        );
+      }
+      const sessionId = subSessionId(request.parentSessionId, request.message.messageId);
+      // Deterministic defaults: the parent's settings and a named profile; no goals, so the new
+      // Session initializes its own goals and environment from the handed-over message.
+      await deps.sessions.startWithMessage({
+        start: {
+          sessionId,
+          parentSessionId: request.parentSessionId,
+          profile: request.profile,
+          settings: request.settings,
+        },
+        taskQueue: request.taskQueue,
+        message: {
+          messageId: request.message.messageId,
+          text: request.message.text,
+          resources: request.message.resources,
+          from: { kind: 'session', id: request.parentSessionId },
+          routed: { fromSessionId: request.parentSessionId, reason: 'out-of-scope' },
+        },
+      });
+      return { sessionId };
     },
   };
 }

@@ -4,7 +4,7 @@
  */
 import type { Candidates, PartialSelection } from '../workflows/capabilities.js';
 import type { RelevanceScores } from '../workflows/decide.js';
-import type { ResourceRef } from '../workflows/schemas.js';
+import type { ResourceRef, Settings } from '../workflows/schemas.js';
 import type { Cap, Decision } from '../workflows/state.js';
 
 /** What the relevance role may see: the message, its resource refs and the two goals. Nothing else. */
@@ -65,6 +65,18 @@ export interface AgentTurnRequest {
 }
 export type AgentTurnResult = { reply: string } | { skipped: string };
 
+/** `session_create_sub`: start a Session for an out-of-scope request and hand it the message verbatim. */
+export interface CreateSubRequest {
+  parentSessionId: string;
+  taskQueue: string;
+  profile: string;
+  settings: Settings;
+  message: { messageId: string; text: string; resources: ResourceRef[] };
+}
+export interface CreateSubResult {
+  sessionId: string;
+}
+
 /** Every activity the Session workflow schedules. */
 export interface SessionActivities {
   relevance(request: RelevanceRequest): Promise<RelevanceScores>;
@@ -73,4 +85,5 @@ export interface SessionActivities {
   orchestrate(request: OrchestrateRequest): Promise<PartialSelection>;
   compact(request: CompactRequest): Promise<CompactResult>;
   agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
+  createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;
 }

@@ -66,7 +66,7 @@ describe.runIf(enabled)('record replay histories', () => {
     );
     const lastRunId = (await handle.describe()).runId;
     // The file name carries the workflow id: the Session checks that it matches its sessionId.
-    const base = `test/histories/article-session.${handle.workflowId.replace('session:', '')}`;
+    const base = `test/histories/${process.env.RECORD_NAME ?? 'article-session'}.${handle.workflowId.replace('session:', '')}`;
     writeFileSync(`${base}.run1.json`, exportHistory(handle.workflowId, firstRunId));
     writeFileSync(`${base}.run2.json`, exportHistory(handle.workflowId, lastRunId));
   });

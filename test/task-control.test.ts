@@ -160,12 +160,14 @@ describe("the source article's Session", () => {
     const weather = await send(handle, WEATHER);
     const oos = await decided(handle, 4);
     expect(oos.decision).toBe('out-of-scope');
-    expect(oos.agent).toMatchObject({ outcome: 'skipped', reason: expect.stringContaining('routing') });
+    expect(oos.agent).toMatchObject({ outcome: 'skipped', reason: expect.stringContaining('routed to') });
     expect(await handle.query(goalsQuery)).toEqual(goals3);
     expect(await handle.query(capabilitiesQuery)).toEqual(caps3);
+    // Preserved verbatim and handed to a new sub-session (test/sub-sessions.test.ts covers routing).
     expect(await handle.query(outOfScopeQuery)).toEqual([
-      expect.objectContaining({ seq: 4, messageId: weather.messageId, text: WEATHER, status: 'pending' }),
+      expect.objectContaining({ seq: 4, messageId: weather.messageId, text: WEATHER, status: 'routed' }),
     ]);
+    expect(oos.route).toMatchObject({ via: 'new-sub', to: expect.stringContaining('.sub-') });
     // Scores are signals, not facts: they never reach goals.
     expect(JSON.stringify(await handle.query(goalsQuery))).not.toContain('0.05');
   });
@@ -204,7 +206,8 @@ describe('the decision table, end to end', () => {
       if (row.decision !== 'new-phase') {
         expect(await handle.query(goalsQuery)).toEqual(goals);
         expect(await handle.query(capabilitiesQuery)).toEqual(caps);
-        expect(stageNames(record)).toEqual(['Understanding the task meaning']);
+        const extra = row.decision === 'out-of-scope' ? ['Routing the request'] : [];
+        expect(stageNames(record)).toEqual(['Understanding the task meaning', ...extra]);
       }
     }
     const final = await handle.query(goalsQuery);

@@ -3,46 +3,18 @@
  * retries the lost activity; the input completes once, with one decision record, and nothing
  * signalled meanwhile is lost.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { capabilitiesQuery, decisionsQuery, messageSignal, snapshotQuery } from '../workflows/api.js';
 import { MODEL, message, uniqueId, userJson, waitFor } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import { scriptRoles } from './support/scripted-roles.js';
+import { spawnWorker, type WorkerProcess } from './support/spawn-worker.js';
 
 let server: ScriptedModelServer;
 let connection: Connection;
-const children: ChildProcess[] = [];
+const workers: WorkerProcess[] = [];
 const taskQueue = uniqueId('restart');
-
-function startWorkerProcess(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-      HARNESS_TASK_QUEUE: taskQueue,
-      HARNESS_TEST_BUNDLE: inject('workflowBundlePath'),
-      HARNESS_MODEL_PROVIDER: 'openai',
-      OPENAI_BASE_URL: server.baseURL,
-      OPENAI_API_KEY: 'test',
-      HARNESS_RELEVANCE_MODEL: MODEL.relevance,
-      HARNESS_EXTRACTION_MODEL: MODEL.extraction,
-      HARNESS_ORCHESTRATION_MODEL: MODEL.orchestration,
-      HARNESS_COMPACTION_MODEL: MODEL.compaction,
-      HARNESS_AGENT_MODEL: MODEL.agent,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('worker ready')) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`worker process exited early with ${code}`)));
-  });
-}
 
 beforeAll(async () => {
   server = await ScriptedModelServer.start();
@@ -50,7 +22,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  for (const worker of workers) await worker.kill();
   await connection?.close();
   await server?.close();
 });
@@ -70,7 +42,8 @@ it('completes an input once after the worker is killed while orchestration is in
   });
   const client = new Client({ connection, namespace: inject('temporalNamespace') });
   const sessionId = uniqueId('restart');
-  const first = await startWorkerProcess();
+  const first = await spawnWorker({ taskQueue, models: server });
+  workers.push(first);
   const handle = await client.workflow.start('session', {
     workflowId: `session:${sessionId}`,
     taskQueue,
@@ -83,14 +56,13 @@ it('completes an input once after the worker is killed while orchestration is in
   );
   expect((await handle.query(snapshotQuery)).stage).toBe('Orchestrating the task');
 
-  first.kill('SIGKILL');
-  await new Promise((resolve) => first.once('exit', resolve));
+  await first.kill();
   // Signalled while no worker runs: recorded by the server, bound after the restart.
   const second = message('Add a chart of first-response times');
   script.relevance.set(second.text, [0.9, 0.9]);
   await handle.signal(messageSignal, second);
 
-  await startWorkerProcess();
+  workers.push(await spawnWorker({ taskQueue, models: server }));
   const decisions = await waitFor(
     () => handle.query(decisionsQuery),
     (d) => d.length === 2,

@@ -3,14 +3,16 @@
  * worker on the task queue. Shared by `npm run worker`, `npm start` and the tests.
  */
 import { createRequire } from 'node:module';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { IndexedCatalog } from '../activities/catalog.js';
 import { loadCatalogDir, type CatalogProblem } from '../activities/catalog-files.js';
-import { createActivities } from '../activities/index.js';
+import { createActivities, type SessionDirectory } from '../activities/index.js';
 import { NoModels } from '../activities/no-models.js';
 import { OpenAIModels } from '../activities/openai-models.js';
 import type { RoleModels } from '../activities/roles.js';
 import type { HarnessConfig } from './config.js';
+import { temporalSessionDirectory } from './session-directory.js';
 
 const require = createRequire(import.meta.url);
 
@@ -29,6 +31,8 @@ export function createModels(config: HarnessConfig['models']): RoleModels {
 export interface BuiltWorker {
   worker: Worker;
   connection: NativeConnection;
+  /** Client connection the activities use to start sub-sessions. */
+  clientConnection: Connection;
   models: RoleModels;
   catalog: IndexedCatalog;
   catalogProblems: CatalogProblem[];
@@ -37,7 +41,12 @@ export interface BuiltWorker {
 /** Creates (but does not run) a worker. `workflowBundle` skips bundling when a prebuilt bundle exists. */
 export async function createSessionWorker(
   config: HarnessConfig,
-  overrides: Partial<Pick<WorkerOptions, 'workflowBundle'>> & { models?: RoleModels; catalog?: IndexedCatalog } = {},
+  overrides: Partial<Pick<WorkerOptions, 'workflowBundle'>> & {
+    models?: RoleModels;
+    catalog?: IndexedCatalog;
+    /** Wraps the session directory (tests use it to stop a worker at a chosen point). */
+    wrapSessions?: (sessions: SessionDirectory) => SessionDirectory;
+  } = {},
 ): Promise<BuiltWorker> {
   let catalog = overrides.catalog;
   let catalogProblems: CatalogProblem[] = [];
@@ -48,6 +57,11 @@ export async function createSessionWorker(
   }
   const models = overrides.models ?? createModels(config.models);
   const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const clientConnection = await Connection.connect({ address: config.temporal.address });
+  const directory = temporalSessionDirectory(
+    new Client({ connection: clientConnection, namespace: config.temporal.namespace }),
+  );
+  const sessions = overrides.wrapSessions ? overrides.wrapSessions(directory) : directory;
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
@@ -55,7 +69,7 @@ export async function createSessionWorker(
     ...(overrides.workflowBundle
       ? { workflowBundle: overrides.workflowBundle }
       : { workflowsPath: require.resolve('../workflows/index.ts') }),
-    activities: createActivities({ models, catalog, recall: config.recall }),
+    activities: createActivities({ models, catalog, recall: config.recall, sessions }),
   });
-  return { worker, connection, models, catalog, catalogProblems };
+  return { worker, connection, clientConnection, models, catalog, catalogProblems };
 }

@@ -18,5 +18,6 @@ export async function runWorker(config: HarnessConfig, log: (line: string) => vo
     await built.worker.run();
   } finally {
     await built.connection.close();
+    await built.clientConnection.close();
   }
 }

@@ -46,6 +46,7 @@ export function initialState(start: SessionStart): SessionState {
     decisions: [],
     rejections: [],
     outOfScope: [],
+    children: [],
     controlEvents: [],
     recentControl: [],
     counts: { accepted: 0, duplicates: 0, rejected: 0, bound: 0, controlEvents: 0, byDecision: {} },
@@ -124,6 +125,7 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
     from: message.from ?? null,
     receivedAt: now,
     via,
+    routed: message.routed ?? null,
   });
   state.recent.push([message.messageId, seq]);
   keepLast(state.recent, state.settings.dedupeWindow);

@@ -54,6 +54,11 @@ export const MessageInput = z
       .refine((t) => t.length <= MAX_TEXT_CHARS, `text must be at most ${MAX_TEXT_CHARS} characters`),
     resources: z.array(ResourceRef).max(MAX_RESOURCES).optional(),
     from: Sender.optional(),
+    /** Set when another Session handed this input over as out of its scope. */
+    routed: z
+      .object({ fromSessionId: SessionId, reason: z.literal('out-of-scope') })
+      .strict()
+      .optional(),
   })
   .strict();
 export type MessageInput = z.infer<typeof MessageInput>;

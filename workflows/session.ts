@@ -11,7 +11,9 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -45,9 +47,9 @@ import {
   type Candidates,
 } from './capabilities.js';
 import { applyControl, openPhase, type ControlKind } from './control.js';
-import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
+import { band, decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
 import { bindNext, initialState, intake, refusal, restoreState } from './intake.js';
-import { SessionStart, describeIssues } from './schemas.js';
+import { SessionStart, describeIssues, workflowIdFor } from './schemas.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from './search-attributes.js';
 import {
   AGENT_STAGE,
@@ -55,6 +57,7 @@ import {
   STAGES,
   keepLast,
   type BoundInput,
+  type ChildSession,
   type DecisionRecord,
   type Goal,
   type SessionStage,
@@ -177,6 +180,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       fallbacks: [],
       stages: [],
       agent: null,
+      route: null,
     };
     const firstTask = state.goals.session === null || state.counts.bound === 1;
     const outcome = await understand(input, record, firstTask);
@@ -207,6 +211,8 @@ export async function session(input: SessionInput): Promise<SessionResult> {
         note: null,
       });
       keepLast(state.outOfScope, LIMITS.outOfScope);
+      // Sessions recorded before routing existed replay without it.
+      if (patched('route-out-of-scope')) await routeOutOfScope(input, record);
     }
     input.phaseIndex = state.phases.at(-1)?.index ?? 0;
     publish();
@@ -321,7 +327,10 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       record.agent = { outcome, reason, startedAt, endedAt: Date.now() };
     };
     if (!state.settings.agentTurn) return done('skipped', 'agent turn disabled in session settings');
-    if (record.decision === 'out-of-scope') return done('skipped', 'out of scope: preserved for routing');
+    if (record.decision === 'out-of-scope') {
+      const where = record.route?.to ? `routed to ${record.route.to}` : 'preserved for routing';
+      return done('skipped', `out of scope: ${where}`);
+    }
     const { session: sessionGoal, phase: phaseGoal } = state.goals;
     if (!sessionGoal || !phaseGoal) return done('skipped', 'session has no goals');
     publish(AGENT_STAGE);
@@ -345,6 +354,82 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       if (isCancellation(err)) throw err;
       done('failed', describeFailure(err));
     }
+  }
+
+  /**
+   * Hands an out-of-scope request to the Session responsible for it: a sub-session forwards it to
+   * its parent; a top-level Session picks the sub-session whose goal fits best (relevance role,
+   * same bands), or creates a new one. The message travels verbatim with its original messageId,
+   * so a re-delivery is a duplicate on the receiving side.
+   */
+  async function routeOutOfScope(input: BoundInput, record: DecisionRecord): Promise<void> {
+    const request = state.outOfScope.find((r) => r.seq === input.seq);
+    if (!request) return;
+    const cameFrom = input.from?.kind === 'session' ? input.from.id : undefined;
+    const payload = {
+      messageId: input.messageId,
+      text: input.text,
+      resources: input.resources,
+      from: { kind: 'session' as const, id: state.sessionId },
+      routed: { fromSessionId: state.sessionId, reason: 'out-of-scope' as const },
+    };
+    const settle = (to: string | null, via: NonNullable<DecisionRecord['route']>['via'], note: string, ok = true) => {
+      record.route = { to, via, note };
+      request.status = ok ? (to ? 'routed' : 'pending') : 'failed';
+      request.routedTo = to;
+      request.note = note;
+    };
+    const routed = await runStage(record, 'Routing the request', async () => {
+      if (state.parentSessionId) {
+        if (cameFrom === state.parentSessionId) {
+          return settle(null, 'none', 'handed over by the parent Session; not routed back');
+        }
+        await getExternalWorkflowHandle(workflowIdFor(state.parentSessionId)).signal(messageSignal, payload);
+        return settle(state.parentSessionId, 'parent', 'forwarded to the parent Session');
+      }
+      let best: { child: ChildSession; score: number } | undefined;
+      for (const child of state.children.filter((c) => c.sessionId !== cameFrom).slice(-LIMITS.routingCandidates)) {
+        try {
+          const scores = await activities.routeRelevance({
+            message: { text: input.text, resources: input.resources },
+            phaseGoal: child.goal,
+            sessionGoal: child.goal,
+          });
+          const fits = band(scores.sessionRelevance, state.settings.thresholds) === 'high';
+          if (fits && (!best || scores.sessionRelevance > best.score)) best = { child, score: scores.sessionRelevance };
+        } catch (err) {
+          if (isCancellation(err)) throw err;
+          record.fallbacks.push(`routing: scoring ${child.sessionId} failed: ${describeFailure(err)}`);
+        }
+      }
+      if (best) {
+        await getExternalWorkflowHandle(workflowIdFor(best.child.sessionId)).signal(messageSignal, payload);
+        best.child.lastRoutedSeq = input.seq;
+        best.child.routed++;
+        return settle(
+          best.child.sessionId,
+          'existing-sub',
+          `handed to sub-session (session relevance ${best.score.toFixed(2)})`,
+        );
+      }
+      const created = await activities.createSubSession({
+        parentSessionId: state.sessionId,
+        taskQueue: workflowInfo().taskQueue,
+        profile: 'sub-session',
+        settings: state.settings,
+        message: { messageId: input.messageId, text: input.text, resources: input.resources },
+      });
+      state.children.push({
+        sessionId: created.sessionId,
+        goal: input.text,
+        createdAtSeq: input.seq,
+        lastRoutedSeq: input.seq,
+        routed: 1,
+      });
+      keepLast(state.children, LIMITS.children);
+      return settle(created.sessionId, 'new-sub', 'created a sub-session for the request');
+    });
+    if (!routed.ok) settle(null, 'none', `routing failed: ${routed.reason}`, false);
   }
 
   /** Runs one stage, timing it and turning any failure into a recorded fallback. */
@@ -441,6 +526,13 @@ function makeActivities(settings: SessionState['settings']) {
     orchestrate: helper(STAGES[3]).orchestrate,
     compact: helper('Compacting the previous phase').compact,
     agentTurn: helper(AGENT_STAGE, settings.agentTimeoutMs).agentTurn,
+    routeRelevance: helper('Routing the request').relevance,
+    // Starting a Session is a short server call; its id is deterministic, so retries are safe.
+    createSubSession: proxyActivities<SessionActivities>({
+      startToCloseTimeout: '10s',
+      retry: { maximumAttempts: 5, initialInterval: '500ms', maximumInterval: '5s' },
+      summary: 'Creating a sub-session',
+    }).createSubSession,
   };
 }
 

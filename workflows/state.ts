@@ -89,6 +89,11 @@ export const DecisionRecord = z.object({
   fallbacks: z.array(z.string()),
   stages: z.array(StageRecord),
   agent: AgentOutcome.nullable(),
+  /** Where an out-of-scope input was handed (added after schemaVersion 1 shipped; defaults keep old state valid). */
+  route: z
+    .object({ to: z.string().nullable(), via: z.enum(['parent', 'existing-sub', 'new-sub', 'none']), note: z.string() })
+    .nullable()
+    .default(null),
 });
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 
@@ -101,6 +106,11 @@ export const PendingInput = z.object({
   from: Sender.nullable(),
   receivedAt: z.number(),
   via: z.enum(['signal', 'update']),
+  /** Set when another Session handed this input over (added after schemaVersion 1 shipped). */
+  routed: z
+    .object({ fromSessionId: z.string(), reason: z.literal('out-of-scope') })
+    .nullable()
+    .default(null),
 });
 export type PendingInput = z.infer<typeof PendingInput>;
 
@@ -145,6 +155,16 @@ export const OutOfScopeRequest = z.object({
 });
 export type OutOfScopeRequest = z.infer<typeof OutOfScopeRequest>;
 
+/** A sub-session this Session created, with the goal it was created for (its first task input). */
+export const ChildSession = z.object({
+  sessionId: z.string(),
+  goal: z.string(),
+  createdAtSeq: z.number().int(),
+  lastRoutedSeq: z.number().int(),
+  routed: z.number().int(),
+});
+export type ChildSession = z.infer<typeof ChildSession>;
+
 /** Approval decisions, tool results, notifications and commands: recorded, never task inputs. */
 export const ControlEvent = z.object({
   at: z.number(),
@@ -175,6 +195,8 @@ export const SessionState = z.object({
   decisions: z.array(DecisionRecord),
   rejections: z.array(Rejection),
   outOfScope: z.array(OutOfScopeRequest),
+  /** Sub-sessions created by this Session (independent workflows linked by parentSessionId). */
+  children: z.array(ChildSession).default([]),
   controlEvents: z.array(ControlEvent),
   /** Recent ids of approvals, tool results, notifications and commands, for at-least-once delivery. */
   recentControl: z.array(z.string()),
@@ -197,6 +219,9 @@ export const LIMITS = {
   phases: 20,
   rejections: 20,
   outOfScope: 50,
+  children: 50,
+  /** Most recent sub-sessions scored when routing one out-of-scope request. */
+  routingCandidates: 5,
   controlEvents: 50,
   recentControl: 500,
   /** Total characters of queued text; beyond it new inputs are refused with a clear reason. */

@@ -26,6 +26,7 @@ export interface SessionView {
   capabilities: Capabilities;
   lastDecision: DecisionRecord | null;
   pendingOutOfScope: number;
+  children: SessionState['children'];
   recentRejections: SessionState['rejections'];
   settings: SessionState['settings'];
 }
@@ -58,6 +59,7 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
     capabilities: state.capabilities,
     lastDecision: state.decisions.at(-1) ?? null,
     pendingOutOfScope: state.outOfScope.filter((r) => r.status === 'pending').length,
+    children: state.children,
     recentRejections: state.rejections,
     settings: state.settings,
   };
@@ -88,6 +90,9 @@ export function renderDetails(state: SessionState, stage: SessionStage): string 
     '',
     `**Memories:** ${state.capabilities.memories.length}`,
   ];
+  if (state.parentSessionId) lines.push('', `**Parent session:** ${state.parentSessionId}`);
+  if (state.children.length > 0)
+    lines.push('', `**Sub-sessions:** ${state.children.map((c) => c.sessionId).join(', ')}`);
   if (last) {
     const scores = last.scores
       ? ` (phase ${last.scores.phase.toFixed(2)}, session ${last.scores.session.toFixed(2)})`

@@ -15,6 +15,7 @@ import type { Role, RoleModels } from '../../activities/roles.js';
 import { messageSignal } from '../../workflows/api.js';
 import type { SessionInput } from '../../workflows/session.js';
 import type { MessageInput } from '../../workflows/schemas.js';
+import { temporalSessionDirectory } from '../../worker/session-directory.js';
 import type { RecordedRequest, ScriptedModelServer } from './model-server.js';
 
 // Activity failures are the point of many tests; keep the worker's log to errors.
@@ -69,16 +70,20 @@ export async function startWorker(options: {
   const namespace = inject('temporalNamespace');
   const taskQueue = options.taskQueue ?? uniqueId('tq');
   const nativeConnection = await NativeConnection.connect({ address });
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace });
   const worker = await Worker.create({
     connection: nativeConnection,
     namespace,
     taskQueue,
     workflowBundle: { code: readFileSync(inject('workflowBundlePath'), 'utf8') },
-    activities: createActivities({ models: options.models, catalog: options.catalog ?? catalog() }),
+    activities: createActivities({
+      models: options.models,
+      catalog: options.catalog ?? catalog(),
+      sessions: temporalSessionDirectory(client),
+    }),
   });
   const running = worker.run();
-  const connection = await Connection.connect({ address });
-  const client = new Client({ connection, namespace });
   return {
     client,
     taskQueue,

@@ -45,8 +45,9 @@ export function scriptRoles(server: ScriptedModelServer): RoleScript {
   const missing = (what: string): Reply => ({ status: 400, body: { error: { message: `unscripted ${what}` } } });
 
   server.on(MODEL.relevance, (req: RecordedRequest) => {
-    const { message } = userJson<{ message: string }>(req);
-    const entry = script.relevance.get(message);
+    const { message, sessionGoal } = userJson<{ message: string; sessionGoal: string }>(req);
+    // `message|sessionGoal` scripts one judgment against particular goals; `message` alone any.
+    const entry = script.relevance.get(`${message}|${sessionGoal}`) ?? script.relevance.get(message);
     if (entry === undefined) return missing(`relevance for "${message}"`);
     if (Array.isArray(entry) && entry.every((e) => typeof e === 'number')) {
       return { json: { phaseRelevance: entry[0], sessionRelevance: entry[1] } };

@@ -10,7 +10,22 @@ import { createSessionWorker } from '../../worker/create-worker.js';
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const bundlePath = process.env.HARNESS_TEST_BUNDLE;
 if (!bundlePath) throw new Error('HARNESS_TEST_BUNDLE is required');
-const built = await createSessionWorker(loadConfig(), { workflowBundle: { codePath: bundlePath } });
+// HARNESS_TEST_HANG_AFTER_CREATE=1: after starting a sub-session (and handing it its message),
+// report it and hang before the activity can complete, so a test can kill this worker right there.
+const hangAfterCreate = process.env.HARNESS_TEST_HANG_AFTER_CREATE === '1';
+const built = await createSessionWorker(loadConfig(), {
+  workflowBundle: { codePath: bundlePath },
+  wrapSessions: (sessions) => ({
+    async startWithMessage(args) {
+      await sessions.startWithMessage(args);
+      if (hangAfterCreate) {
+        process.stdout.write(`sub-session started ${args.start.sessionId}\n`);
+        await new Promise(() => {});
+      }
+    },
+  }),
+});
 process.stdout.write('worker ready\n');
 await built.worker.run();
 await built.connection.close();
+await built.clientConnection.close();

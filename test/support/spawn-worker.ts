@@ -1,0 +1,73 @@
+/**
+ * Starts test/support/worker-process.ts as a separate OS process against the run's dev server,
+ * configured through the environment like `npm run worker`, so tests can SIGKILL a real worker.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { inject } from 'vitest';
+import { MODEL } from './harness.js';
+import type { ScriptedModelServer } from './model-server.js';
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Resolves with the first stdout line matching `pattern`. */
+  line(pattern: RegExp): Promise<string>;
+  kill(): Promise<void>;
+}
+
+export async function spawnWorker(options: {
+  taskQueue: string;
+  models: ScriptedModelServer;
+  env?: Record<string, string>;
+}): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+      HARNESS_TASK_QUEUE: options.taskQueue,
+      HARNESS_TEST_BUNDLE: inject('workflowBundlePath'),
+      HARNESS_MODEL_PROVIDER: 'openai',
+      OPENAI_BASE_URL: options.models.baseURL,
+      OPENAI_API_KEY: 'test',
+      HARNESS_RELEVANCE_MODEL: MODEL.relevance,
+      HARNESS_EXTRACTION_MODEL: MODEL.extraction,
+      HARNESS_ORCHESTRATION_MODEL: MODEL.orchestration,
+      HARNESS_COMPACTION_MODEL: MODEL.compaction,
+      HARNESS_AGENT_MODEL: MODEL.agent,
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: string[] = [];
+  const waiters: Array<{ pattern: RegExp; resolve: (line: string) => void }> = [];
+  let buffered = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    for (const line of parts) {
+      lines.push(line);
+      for (const waiter of waiters.filter((w) => w.pattern.test(line))) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const line = (pattern: RegExp) =>
+    new Promise<string>((resolve, reject) => {
+      const seen = lines.find((l) => pattern.test(l));
+      if (seen) return resolve(seen);
+      waiters.push({ pattern, resolve });
+      void exited.then(() => reject(new Error(`worker exited before printing ${String(pattern)}`)));
+    });
+  await line(/worker ready/);
+  return {
+    child,
+    line,
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
