@@ -2,55 +2,23 @@
  * Every failure boundary of the design on a real server: a failing helper model degrades the input
  * it was judging, within bounded retries, and never loses the message or wrecks state.
  */
-import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { capabilitiesQuery, decisionsQuery, goalsQuery, snapshotQuery } from '../workflows/api.js';
-import type { DecisionRecord } from '../workflows/state.js';
-import {
-  MODEL,
-  scriptedModels,
-  send,
-  startSession,
-  startWorker,
-  userJson,
-  waitFor,
-  type TestWorker,
-} from './support/harness.js';
-import { ScriptedModelServer, faults } from './support/model-server.js';
-import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
+import { describe, expect, it } from 'vitest';
+import { capabilitiesQuery, goalsQuery, snapshotQuery } from '../workflows/api.js';
+import { MODEL, send, startSession, userJson, decided } from './support/harness.js';
+import { faults } from './support/model-server.js';
+import { useScriptedWorker } from './support/scripted-roles.js';
 
-let server: ScriptedModelServer;
-let script: RoleScript;
-let w: TestWorker;
+const f = useScriptedWorker();
 /** Fast failure settings: two attempts of at most 1.5 s each. */
 const settings = { modelTimeoutMs: 1_500, modelAttempts: 2 };
 
-beforeAll(async () => {
-  server = await ScriptedModelServer.start();
-  script = scriptRoles(server);
-  w = await startWorker({ models: scriptedModels(server) });
-});
-
-afterAll(async () => {
-  await w?.stop();
-  await server?.close();
-});
-
-async function decided(handle: WorkflowHandle, seq: number): Promise<DecisionRecord> {
-  await waitFor(
-    () => handle.query(snapshotQuery),
-    (s) => s.stage === 'Idle' && (s.lastDecision?.seq ?? 0) >= seq,
-  );
-  return (await handle.query(decisionsQuery)).find((d) => d.seq === seq)!;
-}
-
 const relevanceCalls = (text: string) =>
-  server.requests(MODEL.relevance).filter((r) => userJson<{ message: string }>(r).message === text);
+  f.server.requests(MODEL.relevance).filter((r) => userJson<{ message: string }>(r).message === text);
 
 /** A Session past its first input, with capabilities loaded. */
 async function establishedSession(goal: string) {
-  script.selection.set(goal, { skills: ['web-research'], toolsets: ['web-search'] });
-  const handle = await startSession(w, { settings });
+  f.script.selection.set(goal, { skills: ['web-research'], toolsets: ['web-search'] });
+  const handle = await startSession(f.worker, { settings });
   await send(handle, goal);
   await decided(handle, 1);
   return {
@@ -81,7 +49,7 @@ describe('relevance failures degrade the input and keep state', () => {
   ])('%s', async (label, reply, calls, reason) => {
     const { handle, goals, capabilities } = await establishedSession(`Research topic for ${label}`);
     const text = `follow-up for ${label}`;
-    script.relevance.set(text, [reply]);
+    f.script.relevance.set(text, [reply]);
     const started = Date.now();
     await send(handle, text);
     const record = await decided(handle, 2);
@@ -102,7 +70,7 @@ describe('relevance failures degrade the input and keep state', () => {
   it('honours retry-after on a 429 and succeeds on the retry', async () => {
     const { handle } = await establishedSession('Research the rate-limited topic');
     const text = 'keep going on the rate-limited topic';
-    script.relevance.set(text, [faults.rateLimited(2), { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } }]);
+    f.script.relevance.set(text, [faults.rateLimited(2), { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } }]);
     await send(handle, text);
     const record = await decided(handle, 2);
     expect(record.decision).toBe('continue');
@@ -114,15 +82,15 @@ describe('relevance failures degrade the input and keep state', () => {
 describe('environment preparation failures', () => {
   it('falls back to the raw task text when extraction fails, and still recalls candidates', async () => {
     const goal = 'Convert the quarterly Markdown report to Word';
-    script.terms.set(goal, faults.serverError());
-    script.selection.set(goal, { skills: ['markdown-to-docx'], toolsets: ['doc-convert'] });
-    const handle = await startSession(w, { settings });
+    f.script.terms.set(goal, faults.serverError());
+    f.script.selection.set(goal, { skills: ['markdown-to-docx'], toolsets: ['doc-convert'] });
+    const handle = await startSession(f.worker, { settings });
     await send(handle, goal);
     const record = await decided(handle, 1);
     expect(record.fallbacks).toEqual([
       expect.stringMatching(/^extraction: ModelServerError.*recall used the raw task text$/),
     ]);
-    const orchestration = server
+    const orchestration = f.server
       .requests(MODEL.orchestration)
       .find((r) => userJson<{ task: { phaseGoal: string } }>(r).task.phaseGoal === goal);
     const candidates = userJson<{ candidates: { skills: { id: string }[] } }>(orchestration!).candidates;
@@ -132,9 +100,9 @@ describe('environment preparation failures', () => {
 
   it('drops and records selected ids that are neither candidates nor current', async () => {
     const goal = 'Plan the team offsite in Porto';
-    script.terms.set(goal, ['travel', 'offsite', 'itinerary', 'maps', 'places']);
-    script.selection.set(goal, { skills: ['travel-planning', 'teleportation'], toolsets: ['maps', 'made-up-tools'] });
-    const handle = await startSession(w, { settings });
+    f.script.terms.set(goal, ['travel', 'offsite', 'itinerary', 'maps', 'places']);
+    f.script.selection.set(goal, { skills: ['travel-planning', 'teleportation'], toolsets: ['maps', 'made-up-tools'] });
+    const handle = await startSession(f.worker, { settings });
     await send(handle, goal);
     const record = await decided(handle, 1);
     expect(record.dropped).toEqual(['skill:teleportation', 'toolset:made-up-tools']);
@@ -146,8 +114,8 @@ describe('environment preparation failures', () => {
   it('keeps the current capabilities when orchestration fails in reconcile mode', async () => {
     const { handle, capabilities } = await establishedSession('Research vector databases for the search team');
     const next = 'Now turn the research into a comparison spreadsheet';
-    script.relevance.set(next, [0.1, 0.9]);
-    script.selection.set(next, faults.serverError());
+    f.script.relevance.set(next, [0.1, 0.9]);
+    f.script.selection.set(next, faults.serverError());
     await send(handle, next);
     const record = await decided(handle, 2);
     expect(record.decision).toBe('new-phase');
@@ -166,10 +134,10 @@ describe('environment preparation failures', () => {
   it('keeps the previous phase uncompacted when compaction fails', async () => {
     const goal = 'Draft the incident timeline for the payments outage';
     const { handle } = await establishedSession(goal);
-    script.summary.set(goal, faults.malformed());
+    f.script.summary.set(goal, faults.malformed());
     const next = 'Now write the customer-facing status update';
-    script.relevance.set(next, [0.1, 0.9]);
-    script.selection.set(next, { skills: ['email-drafting'] });
+    f.script.relevance.set(next, [0.1, 0.9]);
+    f.script.selection.set(next, { skills: ['email-drafting'] });
     await send(handle, next);
     const record = await decided(handle, 2);
     expect(record.fallbacks).toEqual([expect.stringMatching(/^compaction: ModelInvalidOutput.*uncompacted$/)]);
@@ -180,8 +148,8 @@ describe('environment preparation failures', () => {
   it('records a failed agent turn without losing the decision', async () => {
     const { handle } = await establishedSession('Write the onboarding FAQ');
     const text = 'add a question about VPN access';
-    script.relevance.set(text, [0.9, 0.9]);
-    script.reply.set(text, faults.badRequest('agent refused'));
+    f.script.relevance.set(text, [0.9, 0.9]);
+    f.script.reply.set(text, faults.badRequest('agent refused'));
     await send(handle, text);
     const record = await decided(handle, 2);
     expect(record.decision).toBe('continue');

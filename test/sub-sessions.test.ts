@@ -14,43 +14,24 @@ import {
 } from '../workflows/api.js';
 import { SessionParentKey } from '../workflows/search-attributes.js';
 import type { DecisionRecord } from '../workflows/state.js';
-import {
-  scriptedModels,
-  send,
-  startSession,
-  startWorker,
-  uniqueId,
-  waitFor,
-  type TestWorker,
-} from './support/harness.js';
-import { ScriptedModelServer } from './support/model-server.js';
-import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
+import { send, startSession, uniqueId, waitFor } from './support/harness.js';
+import { useScriptedWorker } from './support/scripted-roles.js';
 import { spawnWorker, type WorkerProcess } from './support/spawn-worker.js';
 
-let server: ScriptedModelServer;
-let script: RoleScript;
-let w: TestWorker;
+const f = useScriptedWorker();
 
 const GUIDE = 'Research ComfyUI and deliver a Markdown guide';
 const WEATHER = "Also check tomorrow's weather";
 const RAIN = 'Will it rain in Hangzhou on Friday?';
 
-beforeAll(async () => {
-  server = await ScriptedModelServer.start();
-  script = scriptRoles(server);
-  script.terms.set(GUIDE, ['comfyui', 'research', 'markdown', 'guide']);
-  script.selection.set(GUIDE, { skills: ['technical-research', 'markdown-guide'], toolsets: ['web-search'] });
-  script.relevance.set(`${WEATHER}|${GUIDE}`, [0.05, 0.04]);
-  script.relevance.set(`${RAIN}|${GUIDE}`, [0.05, 0.05]);
+beforeAll(() => {
+  f.script.terms.set(GUIDE, ['comfyui', 'research', 'markdown', 'guide']);
+  f.script.selection.set(GUIDE, { skills: ['technical-research', 'markdown-guide'], toolsets: ['web-search'] });
+  f.script.relevance.set(`${WEATHER}|${GUIDE}`, [0.05, 0.04]);
+  f.script.relevance.set(`${RAIN}|${GUIDE}`, [0.05, 0.05]);
   // Routing scores the request against the sub-session's goal; the sub-session then judges it itself.
-  script.relevance.set(`${RAIN}|${WEATHER}`, [0.3, 0.92]);
-  script.terms.set(WEATHER, ['weather', 'forecast', 'tomorrow']);
-  w = await startWorker({ models: scriptedModels(server) });
-});
-
-afterAll(async () => {
-  await w?.stop();
-  await server?.close();
+  f.script.relevance.set(`${RAIN}|${WEATHER}`, [0.3, 0.92]);
+  f.script.terms.set(WEATHER, ['weather', 'forecast', 'tomorrow']);
 });
 
 async function idleAt(handle: WorkflowHandle, seq: number): Promise<DecisionRecord[]> {
@@ -65,8 +46,8 @@ async function idleAt(handle: WorkflowHandle, seq: number): Promise<DecisionReco
 describe('routing out-of-scope requests', () => {
   it('creates a sub-session for the weather request, keeps the research Session, and reuses the sub-session', async () => {
     // The weather sub-session's orchestration fails: it must still exist with the message bound.
-    script.selection.set(WEATHER, { status: 500 });
-    const parent = await startSession(w);
+    f.script.selection.set(WEATHER, { status: 500 });
+    const parent = await startSession(f.worker);
     await send(parent, GUIDE);
     await idleAt(parent, 1);
     const goals = await parent.query(goalsQuery);
@@ -85,7 +66,7 @@ describe('routing out-of-scope requests', () => {
 
     // The receiving Session understood the task itself: goals from the weather request, its own
     // initialize path, and the original messageId and text verbatim.
-    const child = w.client.workflow.getHandle(`session:${childId}`);
+    const child = f.worker.client.workflow.getHandle(`session:${childId}`);
     const childDecisions = await idleAt(child, 1);
     expect(childDecisions[0]).toMatchObject({ seq: 1, messageId: weather.messageId, decision: 'initialize' });
     expect(childDecisions[0]?.fallbacks).toEqual([expect.stringMatching(/^orchestration: .*capabilities kept$/)]);
@@ -105,7 +86,7 @@ describe('routing out-of-scope requests', () => {
     expect(description.typedSearchAttributes.get(SessionParentKey)).toBe(childSnapshot.parentSessionId);
 
     // A second weather question goes to the same sub-session.
-    script.relevance.set(`${RAIN}|${WEATHER}`, [0.3, 0.92]);
+    f.script.relevance.set(`${RAIN}|${WEATHER}`, [0.3, 0.92]);
     await send(parent, RAIN);
     const [, , second] = await idleAt(parent, 3);
     expect(second?.route).toMatchObject({ via: 'existing-sub', to: childId });
@@ -118,18 +99,21 @@ describe('routing out-of-scope requests', () => {
   });
 
   it('forwards an out-of-scope request of a sub-session to its parent, with the original messageId', async () => {
-    const parent = await startSession(w);
+    const parent = await startSession(f.worker);
     const goal = 'Plan the product launch event';
-    script.selection.set(goal, { skills: ['task-planning'] });
+    f.script.selection.set(goal, { skills: ['task-planning'] });
     await send(parent, goal);
     await idleAt(parent, 1);
     const subId = uniqueId('child');
-    const sub = await startSession(w, { sessionId: subId, parentSessionId: parent.workflowId.replace('session:', '') });
+    const sub = await startSession(f.worker, {
+      sessionId: subId,
+      parentSessionId: parent.workflowId.replace('session:', ''),
+    });
     const subGoal = 'Draft the launch invitation email';
     const stray = 'Also renew the office lease';
-    script.selection.set(subGoal, { skills: ['email-drafting'] });
-    script.relevance.set(`${stray}|${subGoal}`, [0.1, 0.1]);
-    script.relevance.set(`${stray}|${goal}`, [0.9, 0.9]);
+    f.script.selection.set(subGoal, { skills: ['email-drafting'] });
+    f.script.relevance.set(`${stray}|${subGoal}`, [0.1, 0.1]);
+    f.script.relevance.set(`${stray}|${goal}`, [0.9, 0.9]);
     await send(sub, subGoal);
     await idleAt(sub, 1);
     const forwarded = await send(sub, stray);
@@ -155,10 +139,10 @@ describe('a worker killed between creating the sub-session and finishing the han
 
   it('still yields exactly one sub-session with the message bound once', async () => {
     const taskQueue = uniqueId('route');
-    const first = await spawnWorker({ taskQueue, models: server, env: { HARNESS_TEST_HANG_AFTER_CREATE: '1' } });
+    const first = await spawnWorker({ taskQueue, models: f.server, env: { HARNESS_TEST_HANG_AFTER_CREATE: '1' } });
     workers.push(first);
     const parentId = uniqueId('parent');
-    const parent = await w.client.workflow.start('session', {
+    const parent = await f.worker.client.workflow.start('session', {
       workflowId: `session:${parentId}`,
       taskQueue,
       args: [{ sessionId: parentId }],
@@ -169,11 +153,11 @@ describe('a worker killed between creating the sub-session and finishing the han
     const started = await first.line(/^sub-session started /);
     const childId = started.replace('sub-session started ', '');
     await first.kill();
-    workers.push(await spawnWorker({ taskQueue, models: server }));
+    workers.push(await spawnWorker({ taskQueue, models: f.server }));
 
     const decisions = await idleAt(parent, 2);
     expect(decisions[1]?.route).toMatchObject({ via: 'new-sub', to: childId });
-    const child = w.client.workflow.getHandle(`session:${childId}`);
+    const child = f.worker.client.workflow.getHandle(`session:${childId}`);
     const childDecisions = await idleAt(child, 1);
     expect(childDecisions.map((d) => d.messageId)).toEqual([weather.messageId]);
     const childSnapshot = await child.query(snapshotQuery);
@@ -183,7 +167,7 @@ describe('a worker killed between creating the sub-session and finishing the han
     const subs = await waitFor(
       async () => {
         const found: string[] = [];
-        for await (const execution of w.client.workflow.list({ query: `SessionParent = '${parentId}'` })) {
+        for await (const execution of f.worker.client.workflow.list({ query: `SessionParent = '${parentId}'` })) {
           found.push(execution.workflowId);
         }
         return found;

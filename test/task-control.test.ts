@@ -2,8 +2,7 @@
  * The task-control loop end to end on a real Temporal server: the decision table, environment
  * preparation by difference, the source article's Session, and the stage timeline.
  */
-import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   approvalSignal,
   capabilitiesQuery,
@@ -18,44 +17,10 @@ import {
 } from '../workflows/api.js';
 import { SessionStageKey } from '../workflows/search-attributes.js';
 import type { DecisionRecord } from '../workflows/state.js';
-import {
-  MODEL,
-  scriptedModels,
-  send,
-  startSession,
-  startWorker,
-  userJson,
-  waitFor,
-  type TestWorker,
-} from './support/harness.js';
-import { ScriptedModelServer } from './support/model-server.js';
-import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
+import { MODEL, send, startSession, userJson, waitFor, decided } from './support/harness.js';
+import { useScriptedWorker } from './support/scripted-roles.js';
 
-let server: ScriptedModelServer;
-let script: RoleScript;
-let w: TestWorker;
-
-beforeAll(async () => {
-  server = await ScriptedModelServer.start();
-  script = scriptRoles(server);
-  w = await startWorker({ models: scriptedModels(server) });
-});
-
-afterAll(async () => {
-  await w?.stop();
-  await server?.close();
-});
-
-/** Waits until the Session has a decision record for `seq` and is idle again, then returns it. */
-async function decided(handle: WorkflowHandle, seq: number): Promise<DecisionRecord> {
-  await waitFor(
-    () => handle.query(snapshotQuery),
-    (s) => s.seq.lastBound >= seq && s.stage === 'Idle' && (s.lastDecision?.seq ?? 0) >= seq,
-  );
-  const record = (await handle.query(decisionsQuery)).find((d) => d.seq === seq);
-  if (!record) throw new Error(`no decision record for seq ${seq}`);
-  return record;
-}
+const f = useScriptedWorker();
 
 const ids = (caps: { id: string }[]) => caps.map((c) => c.id);
 const stageNames = (record: DecisionRecord) => record.stages.map((s) => s.stage);
@@ -73,22 +38,22 @@ describe("the source article's Session", () => {
   const WEATHER = "Also check tomorrow's weather";
 
   it('initializes, continues, enters a new phase with a capability diff, and preserves an out-of-scope request', async () => {
-    script.terms.set(GUIDE, ['comfyui', 'research', 'markdown', 'guide']);
-    script.selection.set(GUIDE, {
+    f.script.terms.set(GUIDE, ['comfyui', 'research', 'markdown', 'guide']);
+    f.script.selection.set(GUIDE, {
       skills: ['technical-research', 'markdown-guide'],
       toolsets: ['web-search'],
       memories: [],
     });
-    script.relevance.set('Continue', [0.92, 0.95]);
-    script.relevance.set(WORD, [0.12, 0.9]);
-    script.terms.set(WORD, ['convert', 'markdown', 'word', 'docx']);
-    script.selection.set(WORD, {
+    f.script.relevance.set('Continue', [0.92, 0.95]);
+    f.script.relevance.set(WORD, [0.12, 0.9]);
+    f.script.terms.set(WORD, ['convert', 'markdown', 'word', 'docx']);
+    f.script.selection.set(WORD, {
       skills: ['markdown-guide', 'markdown-to-docx'],
       toolsets: ['doc-convert'],
       memories: [],
     });
-    script.relevance.set(WEATHER, [0.05, 0.04]);
-    const handle = await startSession(w);
+    f.script.relevance.set(WEATHER, [0.05, 0.04]);
+    const handle = await startSession(f.worker);
 
     // 1. initialize: both goals from the input, environment prepared in init mode.
     await send(handle, GUIDE);
@@ -108,7 +73,7 @@ describe("the source article's Session", () => {
     expect(ids(caps1.skills)).toEqual(['technical-research', 'markdown-guide']);
     expect(caps1.skills[0]?.source).toBe('catalog/skills/technical-research/SKILL.md');
     expect(ids(caps1.toolsets)).toEqual(['web-search']);
-    const initOrchestration = server
+    const initOrchestration = f.server
       .requests(MODEL.orchestration)
       .map((r) => userJson(r))
       .find((r) => (r.task as { phaseGoal: string }).phaseGoal === GUIDE);
@@ -140,7 +105,7 @@ describe("the source article's Session", () => {
     const caps3 = await handle.query(capabilitiesQuery);
     expect(ids(caps3.skills)).toEqual(['markdown-guide', 'markdown-to-docx']);
     expect(caps3.revision).toBe(caps1.revision + 1);
-    const reconcile = server
+    const reconcile = f.server
       .requests(MODEL.orchestration)
       .map((r) => userJson(r))
       .find((r) => (r.task as { phaseGoal: string }).phaseGoal === WORD);
@@ -185,13 +150,13 @@ describe('the decision table, end to end', () => {
   ];
 
   it('maps every band combination to its decision and behaviour', async () => {
-    script.selection.set(GOAL, { skills: ['spreadsheet-analysis'], toolsets: ['spreadsheet'] });
-    script.selection.set('now draft the board slides from the analysis', {
+    f.script.selection.set(GOAL, { skills: ['spreadsheet-analysis'], toolsets: ['spreadsheet'] });
+    f.script.selection.set('now draft the board slides from the analysis', {
       skills: ['presentation-slides'],
       toolsets: ['spreadsheet'],
     });
-    for (const row of rows) script.relevance.set(row.text, row.scores);
-    const handle = await startSession(w);
+    for (const row of rows) f.script.relevance.set(row.text, row.scores);
+    const handle = await startSession(f.worker);
     await send(handle, GOAL);
     await decided(handle, 1);
     const goals = await handle.query(goalsQuery);
@@ -226,10 +191,10 @@ describe('the decision table, end to end', () => {
 
   it('tells the agent to reason or ask on uncertain and conflict, and stores its reply', async () => {
     const goal = 'Write the release notes for version 2.4';
-    script.selection.set(goal, { skills: ['markdown-guide'], toolsets: ['workspace-files'] });
-    script.relevance.set('and the thing from before?', [0.5, 0.5]);
-    script.reply.set('and the thing from before?', 'Do you mean the migration notes from 2.3?');
-    const handle = await startSession(w);
+    f.script.selection.set(goal, { skills: ['markdown-guide'], toolsets: ['workspace-files'] });
+    f.script.relevance.set('and the thing from before?', [0.5, 0.5]);
+    f.script.reply.set('and the thing from before?', 'Do you mean the migration notes from 2.3?');
+    const handle = await startSession(f.worker);
     await send(handle, goal);
     await decided(handle, 1);
     await send(handle, 'and the thing from before?');
@@ -242,7 +207,7 @@ describe('the decision table, end to end', () => {
       decision: 'uncertain',
       reply: 'Do you mean the migration notes from 2.3?',
     });
-    const agentRequest = server
+    const agentRequest = f.server
       .requests(MODEL.agent)
       .find((r) => r.messages.some((m) => m.content === 'and the thing from before?'));
     const system = agentRequest?.messages.find((m) => m.role === 'system')?.content ?? '';
@@ -260,18 +225,18 @@ describe('back-to-back inputs', () => {
     const goal = 'Audit the staging Kubernetes cluster for cost';
     const next = 'Now write the cost-reduction proposal';
     const third = 'Make the proposal shorter';
-    script.selection.set(goal, { skills: ['task-planning'] });
-    script.selection.set(next, { skills: ['weekly-report'] });
-    script.relevance.set(next, [0.1, 0.9]);
-    script.relevance.set(third, [0.9, 0.9]);
-    const handle = await startSession(w);
+    f.script.selection.set(goal, { skills: ['task-planning'] });
+    f.script.selection.set(next, { skills: ['weekly-report'] });
+    f.script.relevance.set(next, [0.1, 0.9]);
+    f.script.relevance.set(third, [0.9, 0.9]);
+    const handle = await startSession(f.worker);
     // Signalled without waiting: all three are queued before the first is judged.
     await Promise.all([send(handle, goal)]);
     await send(handle, next);
     await send(handle, third);
     const record = await decided(handle, 3);
     expect(record.decision).toBe('continue');
-    const judged = server
+    const judged = f.server
       .requests(MODEL.relevance)
       .map((r) => userJson<{ message: string; phaseGoal: string; sessionGoal: string }>(r));
     expect(judged.find((r) => r.message === next)).toMatchObject({ phaseGoal: goal, sessionGoal: goal });
@@ -283,14 +248,14 @@ describe('what the relevance role sees', () => {
   it('gets only the message, its resource references and the two goals', async () => {
     const goal = 'Summarise the incident reports of last week';
     const text = 'Include the database outage too';
-    script.selection.set(goal, { skills: ['incident-postmortem'] });
-    script.relevance.set(text, [0.9, 0.9]);
-    const handle = await startSession(w);
+    f.script.selection.set(goal, { skills: ['incident-postmortem'] });
+    f.script.relevance.set(text, [0.9, 0.9]);
+    const handle = await startSession(f.worker);
     await send(handle, goal);
     await decided(handle, 1);
     await send(handle, text, { resources: [{ uri: 'file:///reports/db-outage.md', title: 'DB outage' }] });
     await decided(handle, 2);
-    const request = server.requests(MODEL.relevance).find((r) => userJson<{ message: string }>(r).message === text);
+    const request = f.server.requests(MODEL.relevance).find((r) => userJson<{ message: string }>(r).message === text);
     expect(request).toBeDefined();
     expect(userJson(request!)).toEqual({
       sessionGoal: goal,
@@ -308,11 +273,11 @@ describe('what the relevance role sees', () => {
 describe('paths that bypass relevance', () => {
   it('never sends approvals, tool results, notifications or commands to the relevance role', async () => {
     const goal = 'Reconcile the March invoices';
-    script.selection.set(goal, { skills: ['spreadsheet-analysis'] });
-    const handle = await startSession(w);
+    f.script.selection.set(goal, { skills: ['spreadsheet-analysis'] });
+    const handle = await startSession(f.worker);
     await send(handle, goal);
     await decided(handle, 1);
-    const before = server.requests(MODEL.relevance).length;
+    const before = f.server.requests(MODEL.relevance).length;
 
     await handle.signal(approvalSignal, { approvalId: 'ap-1', approved: true, note: 'ok to send' });
     await handle.signal(toolResultSignal, { callId: 'call-1', output: { rows: 3 } });
@@ -337,7 +302,7 @@ describe('paths that bypass relevance', () => {
     expect(snapshot.recentRejections.at(-1)?.reason).toContain('set-goals, pause, resume, close');
     expect((await handle.query(goalsQuery)).phase?.text).toBe('Flag duplicate invoices');
     expect((await handle.query(goalsQuery)).session?.text).toBe(goal);
-    expect(server.requests(MODEL.relevance).length).toBe(before);
+    expect(f.server.requests(MODEL.relevance).length).toBe(before);
     expect(await handle.query(decisionsQuery)).toHaveLength(1);
   });
 });
@@ -345,8 +310,8 @@ describe('paths that bypass relevance', () => {
 describe('observability', () => {
   it('exposes the stage through the SessionStage search attribute and the current details', async () => {
     const goal = 'Translate the onboarding guide into Chinese';
-    script.selection.set(goal, { skills: ['translation'], toolsets: ['translator'] });
-    const handle = await startSession(w);
+    f.script.selection.set(goal, { skills: ['translation'], toolsets: ['translator'] });
+    const handle = await startSession(f.worker);
     await send(handle, goal);
     await decided(handle, 1);
     const description = await waitFor(

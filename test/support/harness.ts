@@ -12,7 +12,8 @@ import { loadCatalogDir } from '../../activities/catalog-files.js';
 import { createActivities } from '../../activities/index.js';
 import { OpenAIModels } from '../../activities/openai-models.js';
 import type { Role, RoleModels } from '../../activities/roles.js';
-import { messageSignal } from '../../workflows/api.js';
+import { decisionsQuery, messageSignal, snapshotQuery } from '../../workflows/api.js';
+import type { DecisionRecord } from '../../workflows/state.js';
 import type { SessionInput } from '../../workflows/session.js';
 import type { MessageInput } from '../../workflows/schemas.js';
 import { temporalSessionDirectory } from '../../worker/session-directory.js';
@@ -134,4 +135,16 @@ export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boo
       throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Waits until the Session is idle with a decision record for `seq`, and returns that record. */
+export async function decided(handle: WorkflowHandle, seq: number, timeoutMs = 30_000): Promise<DecisionRecord> {
+  await waitFor(
+    () => handle.query(snapshotQuery),
+    (s) => s.stage === 'Idle' && (s.lastDecision?.seq ?? 0) >= seq,
+    timeoutMs,
+  );
+  const record = (await handle.query(decisionsQuery)).find((d) => d.seq === seq);
+  if (!record) throw new Error(`no decision record for seq ${seq}`);
+  return record;
 }

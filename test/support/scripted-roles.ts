@@ -3,8 +3,9 @@
  * test file can run side by side: relevance by message text, extraction and orchestration by the
  * task's phase goal, compaction by the finished phase goal, the agent by message text.
  */
-import { MODEL, userJson } from './harness.js';
-import type { RecordedRequest, Reply, ScriptedModelServer } from './model-server.js';
+import { afterAll, beforeAll } from 'vitest';
+import { MODEL, scriptedModels, startWorker, userJson, type TestWorker } from './harness.js';
+import { ScriptedModelServer, type RecordedRequest, type Reply } from './model-server.js';
 
 type Scores = [phase: number, session: number];
 type Selection = { skills?: string[]; toolsets?: string[]; memories?: string[] };
@@ -77,4 +78,28 @@ export function scriptRoles(server: ScriptedModelServer): RoleScript {
     return isReply(entry) ? entry : { content: entry };
   });
   return script;
+}
+
+export interface ScriptedFixture {
+  server: ScriptedModelServer;
+  script: RoleScript;
+  worker: TestWorker;
+}
+
+/**
+ * Registers beforeAll/afterAll hooks that start a scripted model server, script its roles and run a
+ * worker whose models talk to it. The returned object is filled in once the hooks have run.
+ */
+export function useScriptedWorker(): ScriptedFixture {
+  const fixture = {} as ScriptedFixture;
+  beforeAll(async () => {
+    fixture.server = await ScriptedModelServer.start();
+    fixture.script = scriptRoles(fixture.server);
+    fixture.worker = await startWorker({ models: scriptedModels(fixture.server) });
+  });
+  afterAll(async () => {
+    await fixture.worker?.stop();
+    await fixture.server?.close();
+  });
+  return fixture;
 }
