@@ -182,4 +182,21 @@ describe('Session intake on a real server', () => {
       duplicate: false,
     });
   });
+
+  it('close finishes the queued inputs, refuses new ones with a clear reason, and completes the workflow', async () => {
+    const handle = await startSession(w, { settings: { agentTurn: false } });
+    await handle.signal(commandSignal, { commandId: 'p', name: 'pause' });
+    const queued = [message('Collect the supplier invoices'), message('and the credit notes')];
+    for (const m of queued) await handle.signal(messageSignal, m);
+    await handle.signal(commandSignal, { commandId: 'c', name: 'close' });
+    const refused = await handle.executeUpdate(submitUpdate, { args: [message('one more thing')] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(String((refused as WorkflowUpdateFailedError).cause?.message)).toContain('session is closed');
+    const result = await handle.result();
+    expect(result).toEqual({ sessionId: expect.any(String), status: 'closed', lastSeq: 2, runs: 1 });
+    const decisions = await handle.query(decisionsQuery);
+    expect(decisions.map((d) => d.messageId)).toEqual(queued.map((m) => m.messageId));
+  });
 });

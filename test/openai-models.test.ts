@@ -1,0 +1,135 @@
+/**
+ * The OpenAI-compatible role models against the scripted server: request shape, JSON modes, output
+ * validation and the mapping of every failure to a typed ApplicationFailure.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FailureType, parseModelJson, retryAfterMs } from '../activities/model-errors.js';
+import { OpenAIModels } from '../activities/openai-models.js';
+import { RelevanceOutput } from '../activities/roles.js';
+import { ScriptedModelServer, faults } from './support/model-server.js';
+
+let server: ScriptedModelServer;
+const call = { timeoutMs: 1_000 };
+const request = {
+  message: { text: 'Convert the Markdown we just created to Word', resources: [] },
+  phaseGoal: 'Research ComfyUI and deliver a Markdown guide',
+  sessionGoal: 'Research ComfyUI and deliver a Markdown guide',
+};
+
+function models(jsonMode: 'json_object' | 'json_schema' = 'json_object', roles = { relevance: 'judge' }) {
+  return new OpenAIModels({ baseURL: server.baseURL, apiKey: 'test', models: roles, jsonMode });
+}
+
+async function failure(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ApplicationFailure);
+  return error as ApplicationFailure;
+}
+
+beforeAll(async () => {
+  server = await ScriptedModelServer.start();
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('OpenAIModels', () => {
+  it('asks for a JSON object with temperature 0 and validates the answer', async () => {
+    server.enqueue('judge', {
+      json: { phaseRelevance: 0.1, sessionRelevance: 0.9, rationale: 'extra keys are dropped' },
+    });
+    expect(await models().relevance(request, call)).toEqual({ phaseRelevance: 0.1, sessionRelevance: 0.9 });
+    const sent = server.requests('judge').at(-1)!;
+    expect(sent.body.response_format).toEqual({ type: 'json_object' });
+    expect(sent.body.temperature).toBe(0);
+    expect(sent.messages.map((m) => m.role)).toEqual(['system', 'user']);
+  });
+
+  it('sends a strict JSON schema derived from the output contract in json_schema mode', async () => {
+    server.enqueue('judge', { json: { phaseRelevance: 1, sessionRelevance: 1 } });
+    await models('json_schema').relevance(request, call);
+    const format = server.requests('judge').at(-1)!.body.response_format as {
+      type: string;
+      json_schema: { strict: boolean; schema: { properties: Record<string, unknown>; required: string[] } };
+    };
+    expect(format.type).toBe('json_schema');
+    expect(format.json_schema.strict).toBe(true);
+    expect(Object.keys(format.json_schema.schema.properties)).toEqual(['phaseRelevance', 'sessionRelevance']);
+    expect(format.json_schema.schema.required).toEqual(['phaseRelevance', 'sessionRelevance']);
+  });
+
+  it.each([
+    ['HTTP 429 with retry-after', faults.rateLimited(7), FailureType.RateLimited, false, 7_000],
+    ['HTTP 500', faults.serverError(), FailureType.ServerError, false, undefined],
+    ['HTTP 400', faults.badRequest(), FailureType.RequestRejected, true, undefined],
+    ['a hang-up', { hangUp: true } as const, FailureType.Unavailable, false, undefined],
+    ['a reply slower than the timeout', faults.slow(3_000, { json: {} }), FailureType.Timeout, false, undefined],
+    ['malformed JSON', faults.malformed(), FailureType.InvalidOutput, true, undefined],
+    ['the wrong shape', faults.wrongShape(), FailureType.InvalidOutput, true, undefined],
+  ])('maps %s to its failure type', async (_label, reply, type, nonRetryable, delay) => {
+    server.enqueue('judge', reply);
+    const error = await failure(models().relevance(request, call));
+    expect(error.type).toBe(type);
+    expect(Boolean(error.nonRetryable)).toBe(nonRetryable);
+    expect(error.nextRetryDelay).toBe(delay);
+  });
+
+  it('reports a role without a model as not configured, and skips the agent turn instead of inventing a reply', async () => {
+    const error = await failure(
+      models('json_object', { relevance: 'judge' }).compact({ phaseGoal: 'x', inputs: [] }, call),
+    );
+    expect(error.type).toBe(FailureType.NotConfigured);
+    expect(error.message).toContain('HARNESS_COMPACTION_MODEL');
+    const agent = await models().agent(
+      {
+        sessionId: 's',
+        goals: { session: 'g', phase: 'g' },
+        decision: 'continue',
+        message: { text: 'hi', resources: [] },
+        skills: [],
+        tools: [],
+        memories: [],
+      },
+      call,
+    );
+    expect(agent).toEqual({ skipped: expect.stringContaining('no agent model configured') });
+  });
+});
+
+describe('parseModelJson', () => {
+  it('accepts JSON inside a Markdown code fence', () => {
+    expect(
+      parseModelJson('```json\n{"phaseRelevance": 0.2, "sessionRelevance": 0.8}\n```', RelevanceOutput, 'relevance'),
+    ).toEqual({
+      phaseRelevance: 0.2,
+      sessionRelevance: 0.8,
+    });
+  });
+
+  it('names the offending field of an invalid answer', () => {
+    expect(() =>
+      parseModelJson('{"phaseRelevance": 2, "sessionRelevance": 0.5}', RelevanceOutput, 'relevance'),
+    ).toThrow(/relevance model returned invalid output: phaseRelevance/);
+    expect(() => parseModelJson('', RelevanceOutput, 'relevance')).toThrow(/empty answer/);
+  });
+});
+
+describe('retryAfterMs', () => {
+  it('reads seconds, HTTP dates and retry-after-ms, capped at ten minutes', () => {
+    expect(retryAfterMs(new Headers({ 'retry-after': '3' }))).toBe(3_000);
+    expect(retryAfterMs(new Headers({ 'retry-after-ms': '250' }))).toBe(250);
+    expect(
+      retryAfterMs(
+        new Headers({ 'retry-after': 'Wed, 21 Oct 2015 07:28:10 GMT' }),
+        Date.parse('Wed, 21 Oct 2015 07:28:00 GMT'),
+      ),
+    ).toBe(10_000);
+    expect(retryAfterMs(new Headers({ 'retry-after': '99999' }))).toBe(600_000);
+    expect(retryAfterMs(new Headers({}))).toBeUndefined();
+  });
+});
