@@ -2,6 +2,7 @@
  * The capability catalog behind recall: Skills and ToolSets indexed for BM25 retrieval (MiniSearch
  * ranks with BM25+). Recall never asks a model to rank the whole catalog.
  */
+import { createRequire } from 'node:module';
 import MiniSearch from 'minisearch';
 import type { Candidate } from '../workflows/capabilities.js';
 
@@ -22,7 +23,7 @@ interface EntryBase {
 }
 export interface SkillEntry extends EntryBase {
   kind: 'skill';
-  /** The SKILL.md body, read only when the skill is loaded. */
+  /** The SKILL.md body, handed to the agent only once the skill is loaded. */
   instructions: () => string;
 }
 export interface ToolsetEntry extends EntryBase {
@@ -57,12 +58,36 @@ interface IndexedDoc {
   tools: string;
 }
 
-/** Lowercases and splits on anything that is not a letter or digit, keeping CJK runs whole. */
-function tokenize(text: string): string[] {
-  return text
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter(Boolean);
+// stopword ships no type declarations; its English list is a plain string array.
+const { eng } = createRequire(import.meta.url)('stopword') as { eng: string[] };
+const STOPWORDS = new Set(eng);
+// Letters with their combining marks (accents, Indic vowel signs) and digits.
+const WORD_RUNS = /[\p{L}\p{M}\p{N}]+/gu;
+// Han, kana: scripts written without spaces between words.
+const UNSPACED_SCRIPT = /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]+)/u;
+
+/**
+ * The analyzer shared by the catalog index and the memory store: lowercase words split on anything
+ * that is not a letter or digit, with runs of Chinese or Japanese characters cut into overlapping
+ * character bigrams (as Lucene's CJK analyzer does), so "写客服周报" matches a tag "周报" without a
+ * word segmenter. English stopwords are dropped: they say nothing about a capability, yet under
+ * BM25+ every entry containing one would gain a share of score from it.
+ */
+export function searchTerms(text: string): string[] {
+  const terms: string[] = [];
+  for (const run of text.toLowerCase().match(WORD_RUNS) ?? []) {
+    for (const part of run.split(UNSPACED_SCRIPT)) {
+      if (part === '') continue;
+      if (!UNSPACED_SCRIPT.test(part)) {
+        if (!STOPWORDS.has(part)) terms.push(part);
+        continue;
+      }
+      const chars = Array.from(part);
+      if (chars.length === 1) terms.push(part);
+      for (let i = 0; i + 1 < chars.length; i++) terms.push(`${chars[i]}${chars[i + 1]}`);
+    }
+  }
+  return terms;
 }
 
 /** An in-memory BM25 index over catalog entries. Rebuilt whole on `replace` (catalog refresh). */
@@ -78,20 +103,31 @@ export class IndexedCatalog implements CapabilityCatalog {
     return new MiniSearch<IndexedDoc>({
       idField: 'key',
       fields: ['name', 'description', 'tags', 'tools', 'id'],
-      storeFields: ['kind', 'id', 'name'],
-      tokenize,
-      searchOptions: { boost: { name: 2, tags: 1.5, id: 1.5 }, prefix: (term) => term.length >= 5, fuzzy: 0 },
+      // Only `kind`: a stored field named like the id field would overwrite the hit's id.
+      storeFields: ['kind'],
+      tokenize: searchTerms,
+      // searchTerms already lowercases and drops stopwords; the default processTerm would lowercase again.
+      processTerm: (term) => term,
+      searchOptions: {
+        boost: { name: 2, tags: 1.5, id: 1.5 },
+        // A longer query word also finds the words it starts ("schedule" -> "scheduling"), and a long
+        // word one edit away ("reports" -> "report"); short words must match exactly.
+        prefix: (term) => term.length >= 5,
+        fuzzy: (term) => (term.length >= 6 ? 1 : false),
+      },
     });
   }
 
+  /** Replaces every entry at once; a later entry with the kind and id of an earlier one is ignored. */
   replace(entries: CatalogEntry[]): void {
     const index = IndexedCatalog.emptyIndex();
     const map = new Map<string, CatalogEntry>();
+    const docs: IndexedDoc[] = [];
     for (const entry of entries) {
       const key = `${entry.kind}:${entry.id}`;
       if (map.has(key)) continue;
       map.set(key, entry);
-      index.add({
+      docs.push({
         key,
         kind: entry.kind,
         id: entry.id,
@@ -104,28 +140,38 @@ export class IndexedCatalog implements CapabilityCatalog {
             : '',
       });
     }
+    index.addAll(docs);
     this.index = index;
     this.entries = map;
   }
 
+  /**
+   * The top `k` skills and toolsets for `query`, each scored by BM25+ summed over the query terms it
+   * matched. MiniSearch multiplies that sum by the number of matched terms; recall divides it back
+   * out, because that extra factor squeezes every single-aspect entry (a task that asks for research
+   * and a guide wants the research skill too) under the relative floor.
+   */
   recall(query: string, options: Partial<RecallOptions> = {}) {
     const { k, floor } = { ...DEFAULT_RECALL, ...options };
-    const hits = this.index.search(query, { combineWith: 'OR' });
+    const hits = this.index
+      .search(query, { combineWith: 'OR' })
+      .map((hit) => ({
+        key: String(hit.id),
+        kind: hit.kind as CatalogEntry['kind'],
+        score: hit.score / hit.queryTerms.length,
+      }))
+      .sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
     const pick = (kind: CatalogEntry['kind']): Candidate[] => {
-      const ofKind = hits.filter((h) => h.kind === kind);
-      const best = ofKind[0]?.score ?? 0;
-      return ofKind
-        .filter((h) => h.score >= best * floor)
-        .slice(0, k)
-        .map((h) => {
-          const entry = this.entries.get(h.id as string);
-          return {
-            id: String(h.id).slice(kind.length + 1),
-            name: entry?.name ?? '',
-            source: entry?.source ?? '',
-            score: h.score,
-          };
-        });
+      const candidates: Candidate[] = [];
+      let best: number | undefined;
+      for (const hit of hits) {
+        if (hit.kind !== kind) continue;
+        best ??= hit.score;
+        if (hit.score < best * floor || candidates.length >= k) break;
+        const entry = this.entries.get(hit.key);
+        if (entry) candidates.push({ id: entry.id, name: entry.name, source: entry.source, score: hit.score });
+      }
+      return candidates;
     };
     return { skills: pick('skill'), toolsets: pick('toolset') };
   }

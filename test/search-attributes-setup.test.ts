@@ -3,6 +3,7 @@
  * a database whose namespace predates them, and what a real cluster needs once.
  */
 import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { ensureSearchAttributes } from '../worker/search-attributes-setup.js';
 import { uniqueId, waitFor } from './support/harness.js';
@@ -21,7 +22,7 @@ it('adds the missing search attributes to a namespace once, and nothing the seco
   const namespace = uniqueId('ns');
   await connection.workflowService.registerNamespace({
     namespace,
-    workflowExecutionRetentionPeriod: { seconds: 86_400 },
+    workflowExecutionRetentionPeriod: msToTs('1 day'),
   });
   // A new namespace becomes visible to the operator API a moment after registration.
   const added = await waitFor(

@@ -1,0 +1,146 @@
+/**
+ * A tiny MCP server for the MCP catalog tests, built on the SDK's McpServer.
+ *
+ * Run as a program it serves stdio (`node --import tsx test/support/mcp-fixture-server.ts`):
+ * - by default two tools, `echo` and `add`;
+ * - `MCP_FIXTURE_CONTROL=<file>`: the tools come from that JSON file (`{ "tools": [{ name, description }],
+ *   "exit"?: true }`), which is watched: a change re-registers the tools (the SDK then sends
+ *   `tools/list_changed`), and `"exit": true` makes the server exit as if it crashed;
+ * - `MCP_FIXTURE_MODE=crash`: writes to stderr and exits at once; `hang`: never answers.
+ *
+ * Imported, `startHttpFixture` serves the same tools over streamable HTTP on 127.0.0.1.
+ */
+import { readFileSync, watchFile } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+
+export interface FixtureTool {
+  name: string;
+  description: string;
+}
+
+export const DEFAULT_FIXTURE_TOOLS: FixtureTool[] = [
+  { name: 'echo', description: 'Echo the given text back unchanged.' },
+  { name: 'add', description: 'Add two numbers and return the sum.' },
+];
+
+function register(server: McpServer, tool: FixtureTool): RegisteredTool {
+  if (tool.name === 'add') {
+    return server.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: { a: z.number(), b: z.number() } },
+      ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }),
+    );
+  }
+  return server.registerTool(
+    tool.name,
+    { description: tool.description, inputSchema: { text: z.string().describe('Text to echo.') } },
+    ({ text }) => ({ content: [{ type: 'text', text }] }),
+  );
+}
+
+/** An McpServer offering `tools`, with instructions that say what the fixture is. */
+export function createFixtureServer(tools: FixtureTool[]): {
+  server: McpServer;
+  registered: Map<string, RegisteredTool>;
+} {
+  const server = new McpServer(
+    { name: 'mcp-fixture', title: 'MCP Fixture', version: '1.0.0' },
+    { instructions: 'Fixture server for tests: echoes text and adds numbers.' },
+  );
+  const registered = new Map(tools.map((tool) => [tool.name, register(server, tool)]));
+  return { server, registered };
+}
+
+interface Control {
+  tools: FixtureTool[];
+  exit?: boolean;
+}
+
+function readControl(file: string): Control {
+  return JSON.parse(readFileSync(file, 'utf8')) as Control;
+}
+
+async function serveStdio(): Promise<void> {
+  const mode = process.env.MCP_FIXTURE_MODE;
+  if (mode === 'crash') {
+    process.stderr.write('fixture: crashing on purpose\n');
+    process.exit(3);
+  }
+  if (mode === 'hang') {
+    // Keeps the process alive without ever reading stdin or answering `initialize`.
+    setInterval(() => undefined, 60_000);
+    return;
+  }
+  const controlFile = process.env.MCP_FIXTURE_CONTROL;
+  const tools = controlFile ? readControl(controlFile).tools : DEFAULT_FIXTURE_TOOLS;
+  const { server, registered } = createFixtureServer(tools);
+  if (controlFile) {
+    watchFile(controlFile, { interval: 50 }, () => {
+      const control = readControl(controlFile);
+      if (control.exit) {
+        process.stderr.write('fixture: exiting as the control file asks\n');
+        process.exit(4);
+      }
+      const wanted = new Map(control.tools.map((t) => [t.name, t]));
+      for (const [name, tool] of registered) {
+        if (!wanted.has(name)) {
+          tool.remove();
+          registered.delete(name);
+        }
+      }
+      for (const tool of wanted.values())
+        if (!registered.has(tool.name)) registered.set(tool.name, register(server, tool));
+    });
+  }
+  await server.connect(new StdioServerTransport());
+  // Like most stdio servers: the client closing stdin means "stop" (the file watcher would keep it up).
+  process.stdin.on('end', () => process.exit(0));
+}
+
+export interface HttpFixture {
+  url: string;
+  /** The tools the next request sees; change it to change the server's tool list. */
+  tools: FixtureTool[];
+  close(): Promise<void>;
+}
+
+/** The fixture over streamable HTTP (stateless: a fresh McpServer per request) on 127.0.0.1. */
+export async function startHttpFixture(tools: FixtureTool[] = DEFAULT_FIXTURE_TOOLS): Promise<HttpFixture> {
+  const fixture = { tools } as HttpFixture;
+  const http = createServer((req, res) => {
+    const { server } = createFixtureServer(fixture.tools);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    server
+      .connect(transport)
+      .then(() => transport.handleRequest(req, res))
+      .catch((err: unknown) => {
+        if (!res.headersSent) res.writeHead(500).end(String(err));
+      });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  fixture.url = `http://127.0.0.1:${port}/mcp`;
+  fixture.close = () =>
+    new Promise<void>((resolve) => {
+      http.closeAllConnections();
+      http.close(() => resolve());
+    });
+  return fixture;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  serveStdio().catch((err: unknown) => {
+    process.stderr.write(`fixture: ${String(err)}\n`);
+    process.exit(1);
+  });
+}
