@@ -7,7 +7,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { ResourceRef, describeIssues, type MessageInput, type SessionStart } from '../workflows/schemas.js';
-import type { CapabilityCatalog, RecallOptions } from './catalog.js';
+import { DEFAULT_RECALL, type CapabilityCatalog, type RecallOptions } from './catalog.js';
 import { toModelFailure } from './model-errors.js';
 import type { CallOptions, Role, RoleModels } from './roles.js';
 import type { SessionActivities } from './types.js';
@@ -93,7 +93,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities {
 
     recall(request) {
       const query = request.terms.length > 0 ? request.terms.join(' ') : request.text;
-      const options = { ...{ k: 8, floor: 0.15 }, ...deps.recall };
+      const options = { ...DEFAULT_RECALL, ...deps.recall };
       const found = catalog.recall(query, options);
       const scope = { sessionId: request.sessionId, ...(request.userId ? { userId: request.userId } : {}) };
       return Promise.resolve({ ...found, memories: memories ? memories.recall(query, scope, options) : [] });

@@ -2,6 +2,7 @@
  * The task-control loop end to end on a real Temporal server: the decision table, environment
  * preparation by difference, the source article's Session, and the stage timeline.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   approvalSignal,
@@ -214,8 +215,9 @@ describe('the decision table, end to end', () => {
     expect(system).toContain('ask the user');
     expect(system).toContain(`Session-wide goal: ${goal}`);
     // The loaded skill's instructions and the loaded tools reach the agent.
-    expect(system).toContain('## Skill:');
-    expect(system).toMatch(/markdown-guide/);
+    expect(system).toContain('## Skill: Write a Markdown Guide / Tutorial (markdown-guide)');
+    const body = readFileSync('catalog/skills/markdown-guide/SKILL.md', 'utf8').split('---').slice(2).join('---');
+    expect(system).toContain(body.trim().split('\n').at(-1));
     expect(system).toMatch(/- \w+ \[workspace-files\]/);
   });
 });

@@ -2,7 +2,7 @@
  * Configuration from the environment, parsed by zod. A bad value is reported with the name of the
  * variable that holds it.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ROLES, type Role } from '../activities/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
@@ -37,6 +37,10 @@ export const EnvSchema = z.object({
   HARNESS_COMPACTION_MODEL: optionalString,
   HARNESS_AGENT_MODEL: optionalString,
   HARNESS_JSON_MODE: z.enum(['json_object', 'json_schema']).default('json_object'),
+  HARNESS_MEMORY_DB: optionalString,
+  HARNESS_MCP_CONFIG: optionalString,
+  HARNESS_MCP_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  HARNESS_MCP_REFRESH_MS: z.coerce.number().int().min(0).default(0),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -46,6 +50,10 @@ export interface HarnessConfig {
   dev: { port: number; uiPort: number; httpPort: number; cliPath: string | undefined };
   catalogDir: string;
   recall: { k: number; floor: number };
+  /** SQLite file of the memory store. */
+  memoryDb: string;
+  /** MCP servers that become toolsets (none when configPath is unset). */
+  mcp: { configPath: string | undefined; timeoutMs: number; refreshIntervalMs: number };
   models: {
     provider: 'openai' | 'local';
     baseURL: string | undefined;
@@ -86,6 +94,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
     },
     catalogDir: resolve(e.HARNESS_CATALOG_DIR),
     recall: { k: e.HARNESS_RECALL_K, floor: e.HARNESS_RECALL_FLOOR },
+    memoryDb: resolve(e.HARNESS_MEMORY_DB ?? join(e.HARNESS_DATA_DIR, 'memory.db')),
+    mcp: {
+      configPath: e.HARNESS_MCP_CONFIG ? resolve(e.HARNESS_MCP_CONFIG) : undefined,
+      timeoutMs: e.HARNESS_MCP_TIMEOUT_MS,
+      refreshIntervalMs: e.HARNESS_MCP_REFRESH_MS,
+    },
     models: {
       // Without a key the roles run on the local provider, unless a base URL says a keyless
       // OpenAI-compatible server (Ollama, vLLM) is meant.

@@ -8,7 +8,9 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { IndexedCatalog } from '../activities/catalog.js';
 import { loadCatalogDir, type CatalogProblem } from '../activities/catalog-files.js';
 import { createActivities, type SessionDirectory } from '../activities/index.js';
-import { NoModels } from '../activities/no-models.js';
+import { LocalModels } from '../activities/local-models.js';
+import { connectMcpToolsets, type McpCatalog } from '../activities/mcp-catalog.js';
+import { MemoryStore } from '../activities/memory-store.js';
 import { OpenAIModels } from '../activities/openai-models.js';
 import type { RoleModels } from '../activities/roles.js';
 import type { HarnessConfig } from './config.js';
@@ -25,7 +27,7 @@ export function createModels(config: HarnessConfig['models']): RoleModels {
       jsonMode: config.jsonMode,
     });
   }
-  return new NoModels();
+  return new LocalModels();
 }
 
 export interface BuiltWorker {
@@ -36,6 +38,10 @@ export interface BuiltWorker {
   models: RoleModels;
   catalog: IndexedCatalog;
   catalogProblems: CatalogProblem[];
+  mcp: McpCatalog | undefined;
+  memories: MemoryStore;
+  /** Stops MCP servers and closes the memory store and both connections. */
+  close(): Promise<void>;
 }
 
 /** Creates (but does not run) a worker. `workflowBundle` skips bundling when a prebuilt bundle exists. */
@@ -46,30 +52,63 @@ export async function createSessionWorker(
     catalog?: IndexedCatalog;
     /** Wraps the session directory (tests use it to stop a worker at a chosen point). */
     wrapSessions?: (sessions: SessionDirectory) => SessionDirectory;
+    memories?: MemoryStore;
+    log?: (line: string) => void;
   } = {},
 ): Promise<BuiltWorker> {
   let catalog = overrides.catalog;
   let catalogProblems: CatalogProblem[] = [];
+  let mcp: McpCatalog | undefined;
   if (!catalog) {
     const loaded = loadCatalogDir(config.catalogDir);
     catalog = new IndexedCatalog(loaded.entries);
     catalogProblems = loaded.problems;
+    if (config.mcp.configPath) {
+      const connected = await connectMcpToolsets({
+        configPath: config.mcp.configPath,
+        catalog,
+        baseEntries: loaded.entries,
+        timeoutMs: config.mcp.timeoutMs,
+        refreshIntervalMs: config.mcp.refreshIntervalMs,
+        ...(overrides.log ? { log: overrides.log } : {}),
+      });
+      mcp = connected.mcp;
+      catalogProblems = [...catalogProblems, ...connected.problems];
+    }
   }
+  const memories = overrides.memories ?? MemoryStore.open(config.memoryDb);
   const models = overrides.models ?? createModels(config.models);
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const clientConnection = await Connection.connect({ address: config.temporal.address });
-  const directory = temporalSessionDirectory(
-    new Client({ connection: clientConnection, namespace: config.temporal.namespace }),
-  );
-  const sessions = overrides.wrapSessions ? overrides.wrapSessions(directory) : directory;
-  const worker = await Worker.create({
-    connection,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    ...(overrides.workflowBundle
-      ? { workflowBundle: overrides.workflowBundle }
-      : { workflowsPath: require.resolve('../workflows/index.ts') }),
-    activities: createActivities({ models, catalog, recall: config.recall, sessions }),
-  });
-  return { worker, connection, clientConnection, models, catalog, catalogProblems };
+  const opened: Array<() => Promise<void> | void> = [
+    () => mcp?.close(),
+    () => (overrides.memories ? undefined : memories.close()),
+  ];
+  let closed = false;
+  const closeAll = async () => {
+    if (closed) return;
+    closed = true;
+    for (const close of [...opened].reverse()) await close();
+  };
+  try {
+    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    opened.push(() => connection.close());
+    const clientConnection = await Connection.connect({ address: config.temporal.address });
+    opened.push(() => clientConnection.close());
+    const directory = temporalSessionDirectory(
+      new Client({ connection: clientConnection, namespace: config.temporal.namespace }),
+    );
+    const sessions = overrides.wrapSessions ? overrides.wrapSessions(directory) : directory;
+    const worker = await Worker.create({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      ...(overrides.workflowBundle
+        ? { workflowBundle: overrides.workflowBundle }
+        : { workflowsPath: require.resolve('../workflows/index.ts') }),
+      activities: createActivities({ models, catalog, memories, recall: config.recall, sessions }),
+    });
+    return { worker, connection, clientConnection, models, catalog, catalogProblems, mcp, memories, close: closeAll };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
 }

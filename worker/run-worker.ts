@@ -5,10 +5,14 @@ import type { HarnessConfig } from './config.js';
 import { createSessionWorker } from './create-worker.js';
 
 export async function runWorker(config: HarnessConfig, log: (line: string) => void): Promise<void> {
-  const built = await createSessionWorker(config);
+  const built = await createSessionWorker(config, { log });
   const size = built.catalog.size();
   log(`catalog: ${size.skills} skills, ${size.toolsets} toolsets from ${config.catalogDir}`);
   for (const problem of built.catalogProblems) log(`catalog problem: ${problem.file}: ${problem.message}`);
+  for (const status of built.mcp?.status() ?? []) {
+    log(`mcp ${status.name} (${status.id}): ${status.state}, ${status.tools} tools`);
+  }
+  log(`memories: ${built.memories.count()} in ${config.memoryDb}`);
   for (const [role, model] of Object.entries(built.models.describe())) log(`model ${role}: ${model}`);
   log(
     `worker polling task queue "${config.temporal.taskQueue}" on ${config.temporal.address} (namespace ${config.temporal.namespace})`,
@@ -17,7 +21,6 @@ export async function runWorker(config: HarnessConfig, log: (line: string) => vo
   try {
     await built.worker.run();
   } finally {
-    await built.connection.close();
-    await built.clientConnection.close();
+    await built.close();
   }
 }

@@ -270,7 +270,13 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     const rawText = task.phaseGoal === input.text ? input.text : `${task.phaseGoal}\n${input.text}`;
     const recalled = await runStage(record, STAGES[2], async () => {
       const parsed = CandidatesSchema.safeParse(
-        await activities.recall({ sessionId: state.sessionId, terms, text: rawText }),
+        await activities.recall({
+          sessionId: state.sessionId,
+          terms,
+          text: rawText,
+          // User-scoped memories belong to whoever sent the input that set this task.
+          ...(input.from?.kind === 'user' && input.from.id ? { userId: input.from.id } : {}),
+        }),
       );
       if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(parsed.error), 'InvalidRecallResult');
       return parsed.data;

@@ -3,6 +3,9 @@
  * configured through the environment like `npm run worker`, so tests can SIGKILL a real worker.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import { MODEL } from './harness.js';
 import type { ScriptedModelServer } from './model-server.js';
@@ -26,6 +29,7 @@ export async function spawnWorker(options: {
       TEMPORAL_NAMESPACE: inject('temporalNamespace'),
       HARNESS_TASK_QUEUE: options.taskQueue,
       HARNESS_TEST_BUNDLE: inject('workflowBundlePath'),
+      HARNESS_MEMORY_DB: join(mkdtempSync(join(tmpdir(), 'harness-memory-')), 'memory.db'),
       HARNESS_MODEL_PROVIDER: 'openai',
       OPENAI_BASE_URL: options.models.baseURL,
       OPENAI_API_KEY: 'test',

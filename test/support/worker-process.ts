@@ -27,5 +27,4 @@ const built = await createSessionWorker(loadConfig(), {
 });
 process.stdout.write('worker ready\n');
 await built.worker.run();
-await built.connection.close();
-await built.clientConnection.close();
+await built.close();

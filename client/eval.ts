@@ -1,0 +1,497 @@
+/**
+ * The relevance evaluation behind `npm run eval` and `harness eval`: runs labelled cases through the
+ * configured relevance role and the decision table, reports a confusion matrix, per-decision
+ * precision/recall/F1, accuracy and macro-F1, and calibrates the high/low thresholds by grid search.
+ * Everything but `runEval` is pure or takes its dependencies as arguments.
+ */
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Table from 'cli-table3';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { z } from 'zod';
+import type { RoleModels } from '../activities/roles.js';
+import { decide, type RelevanceScores } from '../workflows/decide.js';
+import { Thresholds } from '../workflows/schemas.js';
+
+/** The labels a case can expect; macro-F1 averages over these. */
+export const EXPECTED = ['continue', 'new-phase', 'out-of-scope', 'conflict', 'uncertain'] as const;
+export type Expected = (typeof EXPECTED)[number];
+/** What the pipeline can predict: an expected label, or `degraded` when the relevance call failed. */
+export const PREDICTED = [...EXPECTED, 'degraded'] as const;
+export type Predicted = (typeof PREDICTED)[number];
+
+export const DEFAULT_THRESHOLDS: Thresholds = { high: 0.65, low: 0.35 };
+export const DEFAULT_CASES_FILE = fileURLToPath(new URL('../eval/cases.jsonl', import.meta.url));
+
+export const EvalCase = z.object({
+  id: z.string().optional(),
+  sessionGoal: z.string().trim().min(1),
+  phaseGoal: z.string().trim().min(1),
+  message: z.string().trim().min(1),
+  expected: z.enum(EXPECTED),
+});
+export type EvalCase = z.infer<typeof EvalCase>;
+
+/** A bad case file or bad arguments: the message is for the user as is. */
+export class EvalInputError extends Error {
+  override name = 'EvalInputError';
+}
+
+/** Parses JSON lines of cases; blank lines are skipped, a bad line is reported with its number. */
+export function parseCases(text: string, source = 'cases'): EvalCase[] {
+  const cases: EvalCase[] = [];
+  text.split(/\r?\n/).forEach((line, index) => {
+    if (line.trim() === '') return;
+    const where = `${source}:${index + 1}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      throw new EvalInputError(`${where}: not valid JSON`);
+    }
+    const parsed = EvalCase.safeParse(value);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(line)'}: ${i.message}`).join('; ');
+      throw new EvalInputError(`${where}: ${issues}`);
+    }
+    cases.push(parsed.data);
+  });
+  if (cases.length === 0) throw new EvalInputError(`${source}: no cases`);
+  return cases;
+}
+
+/** Reads and parses a case file. */
+export async function loadCases(path: string): Promise<EvalCase[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
+    throw new EvalInputError(`cannot read case file ${path}: ${why}`);
+  }
+  return parseCases(text, path);
+}
+
+/** Scores one case; throwing means the relevance call failed. */
+export type Scorer = (c: EvalCase) => Promise<RelevanceScores>;
+
+export interface ScoredCase {
+  case: EvalCase;
+  /** `null` when the relevance call failed. */
+  scores: RelevanceScores | null;
+  error: string | null;
+  predicted: Predicted;
+}
+
+/** The decision for one case's scores, exactly as the workflow would take it (never a first task). */
+export function predict(scores: RelevanceScores | null, error: string | null, thresholds: Thresholds): Predicted {
+  const outcome = decide({
+    firstTask: false,
+    relevance: scores ? { ok: true, scores } : { ok: false, reason: error ?? 'relevance failed' },
+    thresholds,
+  });
+  // `initialize` needs firstTask: true, which the evaluation never passes.
+  return outcome.decision === 'initialize' ? 'degraded' : outcome.decision;
+}
+
+/** Runs every case through the scorer and the decision table, `concurrency` cases at a time. */
+export async function evaluate(
+  cases: EvalCase[],
+  scorer: Scorer,
+  thresholds: Thresholds,
+  concurrency = 4,
+): Promise<ScoredCase[]> {
+  const results: ScoredCase[] = new Array<ScoredCase>(cases.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < cases.length; i = next++) {
+      const c = cases[i] as EvalCase;
+      let scores: RelevanceScores | null = null;
+      let error: string | null = null;
+      try {
+        scores = await scorer(c);
+      } catch (err) {
+        error = err instanceof Error ? err.message : String(err);
+      }
+      results[i] = { case: c, scores, error, predicted: predict(scores, error, thresholds) };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, cases.length)) }, worker));
+  return results;
+}
+
+/** Re-decides already scored cases under other thresholds (no new relevance calls). */
+export function redecide(scored: ScoredCase[], thresholds: Thresholds): ScoredCase[] {
+  return scored.map((s) => ({ ...s, predicted: predict(s.scores, s.error, thresholds) }));
+}
+
+export interface LabelMetrics {
+  label: Expected;
+  support: number;
+  predicted: number;
+  truePositives: number;
+  precision: number;
+  recall: number;
+  f1: number;
+}
+
+export interface Metrics {
+  total: number;
+  correct: number;
+  accuracy: number;
+  /** Mean F1 over the expected labels that occur in the file or are predicted (others are undefined). */
+  macroF1: number;
+  /** confusion[expected][predicted] = count. */
+  confusion: Record<Expected, Record<Predicted, number>>;
+  perLabel: LabelMetrics[];
+  degraded: number;
+}
+
+export function computeMetrics(pairs: Array<{ expected: Expected; predicted: Predicted }>): Metrics {
+  const confusion = Object.fromEntries(
+    EXPECTED.map((e) => [e, Object.fromEntries(PREDICTED.map((p) => [p, 0]))]),
+  ) as Record<Expected, Record<Predicted, number>>;
+  for (const { expected, predicted } of pairs) confusion[expected][predicted] += 1;
+  const perLabel = EXPECTED.map((label): LabelMetrics => {
+    const truePositives = confusion[label][label];
+    const support = PREDICTED.reduce((n, p) => n + confusion[label][p], 0);
+    const predicted = EXPECTED.reduce((n, e) => n + confusion[e][label], 0);
+    const precision = predicted === 0 ? 0 : truePositives / predicted;
+    const recall = support === 0 ? 0 : truePositives / support;
+    const f1 = precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
+    return { label, support, predicted, truePositives, precision, recall, f1 };
+  });
+  const defined = perLabel.filter((m) => m.support > 0 || m.predicted > 0);
+  const correct = perLabel.reduce((n, m) => n + m.truePositives, 0);
+  return {
+    total: pairs.length,
+    correct,
+    accuracy: pairs.length === 0 ? 0 : correct / pairs.length,
+    macroF1: defined.length === 0 ? 0 : defined.reduce((s, m) => s + m.f1, 0) / defined.length,
+    confusion,
+    perLabel,
+    degraded: EXPECTED.reduce((n, e) => n + confusion[e].degraded, 0),
+  };
+}
+
+export function metricsOf(scored: ScoredCase[]): Metrics {
+  return computeMetrics(scored.map((s) => ({ expected: s.case.expected, predicted: s.predicted })));
+}
+
+/** Always predicting the most frequent expected label: the floor any scorer has to beat. */
+export function majorityBaseline(cases: EvalCase[]): { label: Expected; metrics: Metrics } {
+  const counts = EXPECTED.map((label) => ({ label, n: cases.filter((c) => c.expected === label).length }));
+  const label = counts.reduce((best, c) => (c.n > best.n ? c : best)).label;
+  return { label, metrics: computeMetrics(cases.map((c) => ({ expected: c.expected, predicted: label }))) };
+}
+
+export interface Calibration extends Thresholds {
+  macroF1: number;
+  accuracy: number;
+  step: number;
+  /** How many (low, high) pairs were tried. */
+  tried: number;
+}
+
+/**
+ * Grid search for the thresholds that maximise macro-F1 on already scored cases: every pair
+ * low < high with both on the grid 0, step, 2·step, …, 1. Ties go to the higher accuracy, then to
+ * the pair closest to `prefer` (the thresholds in use, so an already optimal setting is kept),
+ * then to the lower low and lower high.
+ */
+export function calibrate(scored: ScoredCase[], step = 0.05, prefer: Thresholds = DEFAULT_THRESHOLDS): Calibration {
+  if (!(step > 0 && step <= 0.5)) throw new EvalInputError('calibration step must be in (0, 0.5]');
+  const points = Math.round(1 / step);
+  const grid = Array.from({ length: points + 1 }, (_, i) => Math.min(1, Math.round(i * step * 1e6) / 1e6));
+  let best: Calibration | undefined;
+  let tried = 0;
+  const distance = (t: Thresholds) => Math.abs(t.high - prefer.high) + Math.abs(t.low - prefer.low);
+  for (const low of grid) {
+    for (const high of grid) {
+      if (!(low < high)) continue;
+      tried++;
+      const metrics = metricsOf(redecide(scored, { high, low }));
+      const candidate = { high, low, macroF1: metrics.macroF1, accuracy: metrics.accuracy, step, tried: 0 };
+      if (!best || better(candidate, best, distance)) best = candidate;
+    }
+  }
+  if (!best) throw new EvalInputError('calibration grid is empty');
+  return { ...best, tried };
+}
+
+const EPSILON = 1e-12;
+
+function better(a: Calibration, b: Calibration, distance: (t: Thresholds) => number): boolean {
+  if (Math.abs(a.macroF1 - b.macroF1) > EPSILON) return a.macroF1 > b.macroF1;
+  if (Math.abs(a.accuracy - b.accuracy) > EPSILON) return a.accuracy > b.accuracy;
+  const da = distance(a);
+  const db = distance(b);
+  if (Math.abs(da - db) > EPSILON) return da < db;
+  return a.low !== b.low ? a.low < b.low : a.high < b.high;
+}
+
+export interface EvalReport {
+  file: string;
+  provider: string;
+  thresholds: Thresholds;
+  metrics: Metrics;
+  baseline: { label: Expected; accuracy: number; macroF1: number };
+  calibration: Calibration;
+  /** Metrics at the calibrated thresholds. */
+  calibrated: Metrics;
+  cases: ScoredCase[];
+}
+
+export function buildReport(
+  file: string,
+  provider: string,
+  thresholds: Thresholds,
+  scored: ScoredCase[],
+  step = 0.05,
+): EvalReport {
+  const calibration = calibrate(scored, step, thresholds);
+  const baseline = majorityBaseline(scored.map((s) => s.case));
+  return {
+    file,
+    provider,
+    thresholds,
+    metrics: metricsOf(scored),
+    baseline: { label: baseline.label, accuracy: baseline.metrics.accuracy, macroF1: baseline.metrics.macroF1 },
+    calibration,
+    calibrated: metricsOf(redecide(scored, calibration)),
+    cases: scored,
+  };
+}
+
+const fixed = (x: number, digits = 3) => x.toFixed(digits);
+
+function table(head: string[], rows: Array<Array<string | number>>, align: Array<'left' | 'right'>): string {
+  // No colours: the report is read in terminals, files and CI logs alike.
+  const t = new Table({ head, colAligns: align, style: { head: [], border: [], compact: true } });
+  t.push(...rows);
+  return t.toString();
+}
+
+/** The human-readable report: matrix, per-decision metrics, totals and calibration. */
+export function formatReport(report: EvalReport): string {
+  const { metrics, calibration, calibrated, baseline } = report;
+  const matrix = table(
+    ['expected \\ predicted', ...PREDICTED, 'total'],
+    EXPECTED.map((e) => [
+      e,
+      ...PREDICTED.map((p) => metrics.confusion[e][p]),
+      PREDICTED.reduce((n, p) => n + metrics.confusion[e][p], 0),
+    ]),
+    ['left', ...PREDICTED.map(() => 'right' as const), 'right'],
+  );
+  const perLabel = table(
+    ['decision', 'precision', 'recall', 'F1', 'support', 'predicted'],
+    metrics.perLabel.map((m) => [m.label, fixed(m.precision), fixed(m.recall), fixed(m.f1), m.support, m.predicted]),
+    ['left', 'right', 'right', 'right', 'right', 'right'],
+  );
+  const lines = [
+    `Relevance evaluation: ${report.file} (${metrics.total} cases)`,
+    `Relevance role: ${report.provider}; thresholds high ${report.thresholds.high} / low ${report.thresholds.low}`,
+    '',
+    'Confusion matrix (rows: expected, columns: predicted)',
+    matrix,
+    '',
+    'Per decision',
+    perLabel,
+    '',
+    `Accuracy: ${fixed(metrics.accuracy)} (${metrics.correct}/${metrics.total})`,
+    `Macro-F1: ${fixed(metrics.macroF1)}`,
+    `Majority baseline (always ${baseline.label}): accuracy ${fixed(baseline.accuracy)}, macro-F1 ${fixed(baseline.macroF1)}`,
+  ];
+  if (metrics.degraded > 0) {
+    const first = report.cases.find((c) => c.error !== null);
+    lines.push(`Degraded (relevance call failed): ${metrics.degraded}${first ? `; first error: ${first.error}` : ''}`);
+  }
+  lines.push(
+    '',
+    `Calibration (grid step ${calibration.step}, ${calibration.tried} pairs with low < high, maximising macro-F1):`,
+    `  best thresholds: high ${calibration.high} / low ${calibration.low}` +
+      ` -> macro-F1 ${fixed(calibration.macroF1)}, accuracy ${fixed(calibrated.accuracy)}`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/** The `--json` report: the same figures plus each case's scores and predicted decision. */
+export function jsonReport(report: EvalReport): unknown {
+  const round = (x: number) => Math.round(x * 1e4) / 1e4;
+  const metricsJson = (m: Metrics) => ({
+    total: m.total,
+    correct: m.correct,
+    accuracy: round(m.accuracy),
+    macroF1: round(m.macroF1),
+    degraded: m.degraded,
+    perDecision: Object.fromEntries(
+      m.perLabel.map((l) => [
+        l.label,
+        {
+          precision: round(l.precision),
+          recall: round(l.recall),
+          f1: round(l.f1),
+          support: l.support,
+          predicted: l.predicted,
+        },
+      ]),
+    ),
+    confusion: m.confusion,
+  });
+  return {
+    file: report.file,
+    provider: report.provider,
+    thresholds: report.thresholds,
+    ...metricsJson(report.metrics),
+    baseline: {
+      label: report.baseline.label,
+      accuracy: round(report.baseline.accuracy),
+      macroF1: round(report.baseline.macroF1),
+    },
+    calibration: {
+      high: report.calibration.high,
+      low: report.calibration.low,
+      step: report.calibration.step,
+      tried: report.calibration.tried,
+      macroF1: round(report.calibration.macroF1),
+      accuracy: round(report.calibrated.accuracy),
+    },
+    cases: report.cases.map((s, index) => ({
+      ...(s.case.id ? { id: s.case.id } : { line: index + 1 }),
+      expected: s.case.expected,
+      predicted: s.predicted,
+      scores: s.scores ? { phase: s.scores.phaseRelevance, session: s.scores.sessionRelevance } : null,
+      ...(s.error !== null ? { error: s.error } : {}),
+    })),
+  };
+}
+
+interface Output {
+  write(chunk: string): unknown;
+}
+
+export interface EvalIO {
+  stdout: Output;
+  stderr: Output;
+}
+
+export interface EvalDeps {
+  /** The role models to evaluate; by default built from the environment like the worker's. */
+  models?: RoleModels;
+  env?: NodeJS.ProcessEnv;
+  /** Per-call budget of a relevance call, in milliseconds. */
+  timeoutMs?: number;
+}
+
+// The harness CLI's exit codes: 0 ok, 1 unexpected error, 2 usage or invalid input.
+const EXIT_OK = 0;
+const EXIT_UNEXPECTED = 1;
+const EXIT_INVALID = 2;
+
+function unitInterval(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) {
+      throw new InvalidArgumentError(`${name} must be a number between 0 and 1`);
+    }
+    return n;
+  };
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+}
+
+/**
+ * `eval [--file PATH] [--json] [--high N] [--low N] [--step N] [--concurrency N]`: evaluates the
+ * configured relevance role on a case file. Resolves with the exit code; never calls process.exit.
+ */
+export async function runEval(argv: string[], io: EvalIO, deps: EvalDeps = {}): Promise<number> {
+  const program = new Command('eval')
+    .description(
+      'Evaluate the relevance role and decision table on labelled cases: confusion matrix, per-decision ' +
+        'precision/recall/F1, accuracy, macro-F1, and the calibrated high/low thresholds.',
+    )
+    .addOption(
+      new Option('--file <path>', 'JSON lines of {sessionGoal, phaseGoal, message, expected}').default(
+        DEFAULT_CASES_FILE,
+        'eval/cases.jsonl',
+      ),
+    )
+    .option('--json', 'print the report and every case as JSON')
+    .option('--high <n>', 'high threshold', unitInterval('--high'), DEFAULT_THRESHOLDS.high)
+    .option('--low <n>', 'low threshold', unitInterval('--low'), DEFAULT_THRESHOLDS.low)
+    .option('--step <n>', 'calibration grid step', unitInterval('--step'), 0.05)
+    .option('--concurrency <n>', 'relevance calls in flight', positiveInt, 4)
+    .allowExcessArguments(false)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    });
+  try {
+    program.parse(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(err.code)
+        ? EXIT_OK
+        : EXIT_INVALID;
+    }
+    throw err;
+  }
+  const options = program.opts<{
+    file: string;
+    json?: boolean;
+    high: number;
+    low: number;
+    step: number;
+    concurrency: number;
+  }>();
+
+  try {
+    const thresholds = Thresholds.safeParse({ high: options.high, low: options.low });
+    if (!thresholds.success) throw new EvalInputError('--low must be below --high');
+    if (options.step > 0.5 || options.step <= 0) throw new EvalInputError('--step must be in (0, 0.5]');
+    const cases = await loadCases(options.file);
+    const models = deps.models ?? (await modelsFromEnvironment(deps.env ?? process.env));
+    const provider = models.describe().relevance;
+    if (provider === 'not configured') {
+      throw new EvalInputError(
+        'no relevance model configured: set HARNESS_RELEVANCE_MODEL or HARNESS_MODEL, or unset OPENAI_* for the local provider',
+      );
+    }
+    const timeoutMs = deps.timeoutMs ?? 30_000;
+    const scorer: Scorer = (c) =>
+      models.relevance(
+        { message: { text: c.message, resources: [] }, phaseGoal: c.phaseGoal, sessionGoal: c.sessionGoal },
+        { timeoutMs, signal: AbortSignal.timeout(timeoutMs) },
+      );
+    const scored = await evaluate(cases, scorer, thresholds.data, options.concurrency);
+    const fromCwd = relative(process.cwd(), options.file);
+    const shown = fromCwd && !fromCwd.startsWith('..') && !isAbsolute(fromCwd) ? fromCwd : options.file;
+    const report = buildReport(shown, provider, thresholds.data, scored, options.step);
+    io.stdout.write(options.json ? `${JSON.stringify(jsonReport(report), null, 2)}\n` : formatReport(report));
+    return EXIT_OK;
+  } catch (err) {
+    if (err instanceof EvalInputError || (err instanceof Error && err.name === 'ConfigError')) {
+      io.stderr.write(`eval: ${err.message}\n`);
+      return EXIT_INVALID;
+    }
+    io.stderr.write(`eval: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT_UNEXPECTED;
+  }
+}
+
+/** The worker's own model factory over the worker's configuration, loaded only when needed. */
+async function modelsFromEnvironment(env: NodeJS.ProcessEnv): Promise<RoleModels> {
+  const [{ loadConfig }, { createModels }] = await Promise.all([
+    import('../worker/config.js'),
+    import('../worker/create-worker.js'),
+  ]);
+  return createModels(loadConfig(env).models);
+}

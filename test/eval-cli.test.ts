@@ -1,0 +1,98 @@
+/**
+ * `npm run eval` as a user runs it: a real `tsx client/eval-main.ts` process with no OpenAI
+ * configuration, so the local provider answers.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const GOAL = 'Research ComfyUI and deliver a Markdown guide';
+const CASES = [
+  { id: 'a', message: 'Continue', expected: 'continue' },
+  { id: 'b', message: 'Convert the Markdown we just created to Word', expected: 'new-phase' },
+  { id: 'c', message: "Also check tomorrow's weather", expected: 'out-of-scope' },
+  { id: 'd', message: 'what about the other one?', expected: 'uncertain' },
+];
+
+function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...process.env };
+  // No OpenAI configuration: the local provider answers.
+  for (const name of Object.keys(env))
+    if (name.startsWith('OPENAI_') || name === 'HARNESS_MODEL_PROVIDER') delete env[name];
+  return new Promise((done) => {
+    execFile(
+      'npx',
+      ['tsx', 'client/eval-main.ts', ...args],
+      { cwd: root, env, timeout: 90_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('npm run eval', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'eval-cli-'));
+  const file = join(dir, 'cases.jsonl');
+  writeFileSync(file, CASES.map((c) => JSON.stringify({ ...c, sessionGoal: GOAL, phaseGoal: GOAL })).join('\n') + '\n');
+
+  it('prints the matrix, per-decision F1, accuracy, macro-F1 and calibration, and exits 0', async () => {
+    const { code, stdout, stderr } = await run(['--file', file]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toContain('(4 cases)');
+    expect(stdout).toContain('Relevance role: local/lexical-v1; thresholds high 0.65 / low 0.35');
+    expect(stdout).toMatch(/│ continue\s+│\s+1 │\s+0 │\s+0 │\s+0 │\s+0 │\s+0 │\s+1 │/);
+    expect(stdout).toContain('Accuracy: 1.000 (4/4)');
+    expect(stdout).toContain('Macro-F1: 1.000');
+    expect(stdout).toMatch(/best thresholds: high [\d.]+ \/ low [\d.]+ -> macro-F1 1\.000/);
+  });
+
+  it('prints the same as JSON with every case, at the given thresholds', async () => {
+    const { code, stdout } = await run(['--file', file, '--json', '--high', '0.7', '--low', '0.3']);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as {
+      provider: string;
+      thresholds: { high: number; low: number };
+      accuracy: number;
+      macroF1: number;
+      perDecision: Record<string, { f1: number }>;
+      confusion: Record<string, Record<string, number>>;
+      calibration: { high: number; low: number; macroF1: number };
+      cases: Array<{ id: string; expected: string; predicted: string; scores: { phase: number; session: number } }>;
+    };
+    expect(report.provider).toBe('local/lexical-v1');
+    expect(report.thresholds).toEqual({ high: 0.7, low: 0.3 });
+    expect(report.cases.map((c) => [c.id, c.predicted])).toEqual(CASES.map((c) => [c.id, c.expected]));
+    const word = report.cases[1];
+    expect(word?.scores.phase).toBeLessThanOrEqual(0.3);
+    expect(word?.scores.session).toBeGreaterThanOrEqual(0.7);
+    expect(report.perDecision['new-phase']?.f1).toBe(1);
+    expect(report.confusion.continue?.degraded).toBe(0);
+    expect(report.calibration.low).toBeLessThan(report.calibration.high);
+  });
+
+  it('says which file it cannot read and exits non-zero', async () => {
+    const missing = join(dir, 'missing.jsonl');
+    const { code, stdout, stderr } = await run(['--file', missing]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(`eval: cannot read case file ${missing}: no such file`);
+  });
+
+  it('names the line of a malformed case', async () => {
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(
+      bad,
+      `${JSON.stringify({ sessionGoal: 'g', phaseGoal: 'g', message: 'm', expected: 'continue' })}\nnot json\n`,
+    );
+    const { code, stderr } = await run(['--file', bad]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(`${bad}:2: not valid JSON`);
+  });
+});
