@@ -52,13 +52,14 @@ export const MessageInput = z
       .string({ error: 'text must be a string' })
       .refine((t) => t.trim().length > 0, 'text must not be empty')
       .refine((t) => t.length <= MAX_TEXT_CHARS, `text must be at most ${MAX_TEXT_CHARS} characters`),
-    resources: z.array(ResourceRef).max(MAX_RESOURCES).optional(),
-    from: Sender.optional(),
+    // null is accepted as absent: Temporal's HTTP API turns an empty array into null.
+    resources: z.array(ResourceRef).max(MAX_RESOURCES).nullish(),
+    from: Sender.nullish(),
     /** Set when another Session handed this input over as out of its scope. */
     routed: z
       .object({ fromSessionId: SessionId, reason: z.literal('out-of-scope') })
       .strict()
-      .optional(),
+      .nullish(),
   })
   .strict();
 export type MessageInput = z.infer<typeof MessageInput>;

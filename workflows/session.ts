@@ -53,7 +53,9 @@ import { SessionStart, describeIssues, workflowIdFor } from './schemas.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from './search-attributes.js';
 import {
   AGENT_STAGE,
+  COMPACTION_STAGE,
   LIMITS,
+  ROUTING_STAGE,
   STAGES,
   keepLast,
   type BoundInput,
@@ -83,6 +85,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   let stage: SessionStage = state.status === 'paused' ? 'Paused' : 'Idle';
   let inputsThisRun = 0;
 
+  const searchAttributes = makeSearchAttributePublisher(state);
   const publish = (next?: SessionStage): void => {
     if (next) stage = next;
     setCurrentDetails(renderDetails(state, stage));
@@ -118,6 +121,8 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     if (state.status === 'paused' && stage === 'Idle') stage = 'Paused';
     if (state.status === 'active' && stage === 'Paused') stage = 'Idle';
     publish();
+    // Pause, resume and close show in the Web UI's filters at once, not after the next input.
+    if (patched('control-search-attributes')) searchAttributes(stage);
   };
   setHandler(approvalSignal, control('approval'), { description: DESCRIPTIONS.approval });
   setHandler(toolResultSignal, control('toolResult'), { description: DESCRIPTIONS.toolResult });
@@ -134,7 +139,6 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   setHandler(snapshotQuery, () => buildView(state, stage), { description: DESCRIPTIONS.snapshot });
 
   const activities = makeActivities(state.settings);
-  const searchAttributes = makeSearchAttributePublisher(state);
 
   const shouldContinueAsNew = () =>
     workflowInfo().continueAsNewSuggested || inputsThisRun >= state.settings.continueAsNewAfter;
@@ -315,7 +319,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     const phase = state.phases.find((p) => p.index === phaseIndex);
     if (!phase) return;
     const inputs = state.history.filter((h) => h.phaseIndex === phaseIndex).map((h) => h.text);
-    const result = await runStage(record, 'Compacting the previous phase', () =>
+    const result = await runStage(record, COMPACTION_STAGE, () =>
       activities.compact({ phaseGoal: phase.goal.text, inputs }),
     );
     if (result.ok && typeof result.value.summary === 'string') {
@@ -385,7 +389,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       request.routedTo = to;
       request.note = note;
     };
-    const routed = await runStage(record, 'Routing the request', async () => {
+    const routed = await runStage(record, ROUTING_STAGE, async () => {
       if (state.parentSessionId) {
         if (cameFrom === state.parentSessionId) {
           return settle(null, 'none', 'handed over by the parent Session; not routed back');
@@ -441,10 +445,10 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   /** Runs one stage, timing it and turning any failure into a recorded fallback. */
   async function runStage<T>(
     record: DecisionRecord,
-    name: string,
+    name: SessionStage,
     fn: () => Promise<T>,
   ): Promise<{ ok: true; value: T } | { ok: false; reason: string }> {
-    publish(name as SessionStage);
+    publish(name);
     const startedAt = Date.now();
     try {
       const value = await fn();
@@ -458,7 +462,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     }
   }
 
-  function skipStage(record: DecisionRecord, name: string, why: string) {
+  function skipStage(record: DecisionRecord, name: SessionStage, why: string) {
     const now = Date.now();
     record.stages.push({ stage: name, startedAt: now, endedAt: now, outcome: `skipped: ${why}` });
   }
@@ -530,9 +534,9 @@ function makeActivities(settings: SessionState['settings']) {
     extractTerms: helper(STAGES[1]).extractTerms,
     recall: recall.recall,
     orchestrate: helper(STAGES[3]).orchestrate,
-    compact: helper('Compacting the previous phase').compact,
+    compact: helper(COMPACTION_STAGE).compact,
     agentTurn: helper(AGENT_STAGE, settings.agentTimeoutMs).agentTurn,
-    routeRelevance: helper('Routing the request').relevance,
+    routeRelevance: helper(ROUTING_STAGE).relevance,
     // Starting a Session is a short server call; its id is deterministic, so retries are safe.
     createSubSession: proxyActivities<SessionActivities>({
       startToCloseTimeout: '10s',

@@ -19,8 +19,19 @@ export const STAGES = [
 ] as const;
 export type StageName = (typeof STAGES)[number];
 export const AGENT_STAGE = 'Running the business agent';
-/** Values of the SessionStage search attribute and of `snapshot().stage`. */
-export type SessionStage = StageName | typeof AGENT_STAGE | 'Idle' | 'Paused' | 'Closed';
+export const COMPACTION_STAGE = 'Compacting the previous phase';
+export const ROUTING_STAGE = 'Routing the request';
+/** Every value of the SessionStage search attribute and of `snapshot().stage`. */
+export const SESSION_STAGES = [
+  ...STAGES,
+  COMPACTION_STAGE,
+  ROUTING_STAGE,
+  AGENT_STAGE,
+  'Idle',
+  'Paused',
+  'Closed',
+] as const;
+export type SessionStage = (typeof SESSION_STAGES)[number];
 
 export const DECISIONS = [
   'initialize',

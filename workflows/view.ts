@@ -76,29 +76,29 @@ function names(caps: { name: string }[]): string {
 
 /** Markdown shown in the Temporal Web UI as the workflow's current details. */
 export function renderDetails(state: SessionState, stage: SessionStage): string {
+  // The Web UI shows the first few lines without scrolling: the most telling ones come first.
   const last = state.decisions.at(-1);
   const lines = [
-    `**Stage:** ${stage} · **Status:** ${state.status} · **Queue:** ${state.queue.length} · **Seq:** ${state.boundSeq}/${state.nextSeq - 1}`,
-    '',
-    `**Session goal:** ${state.goals.session ? clip(state.goals.session.text, 300) : '—'}`,
-    '',
-    `**Phase ${state.phases.at(-1)?.index ?? 0} goal:** ${state.goals.phase ? clip(state.goals.phase.text, 300) : '—'}`,
-    '',
-    `**Skills:** ${names(state.capabilities.skills)}`,
-    '',
-    `**Toolsets:** ${names(state.capabilities.toolsets)}`,
-    '',
-    `**Memories:** ${state.capabilities.memories.length}`,
+    `**Stage:** ${stage} · **Status:** ${state.status} · **Queue:** ${state.queue.length} · **Input:** ${state.boundSeq} of ${state.nextSeq - 1}`,
   ];
-  if (state.parentSessionId) lines.push('', `**Parent session:** ${state.parentSessionId}`);
-  if (state.children.length > 0)
-    lines.push('', `**Sub-sessions:** ${state.children.map((c) => c.sessionId).join(', ')}`);
   if (last) {
     const scores = last.scores
       ? ` (phase ${last.scores.phase.toFixed(2)}, session ${last.scores.session.toFixed(2)})`
       : '';
     const degraded = last.degraded ? ` — degraded: ${clip(last.degraded, 200)}` : '';
-    lines.push('', `**Last decision:** #${last.seq} ${last.decision}${scores}${degraded}`);
+    const routed = last.route?.to ? ` — routed to ${last.route.to}` : '';
+    lines.push('', `**Last decision:** #${last.seq} ${last.decision}${scores}${degraded}${routed}`);
   }
+  lines.push(
+    '',
+    `**Session goal:** ${state.goals.session ? clip(state.goals.session.text, 300) : '—'}`,
+    '',
+    `**Phase ${state.phases.at(-1)?.index ?? 0} goal:** ${state.goals.phase ? clip(state.goals.phase.text, 300) : '—'}`,
+    '',
+    `**Loaded:** skills ${names(state.capabilities.skills)} · toolsets ${names(state.capabilities.toolsets)} · memories ${state.capabilities.memories.length}`,
+  );
+  if (state.parentSessionId) lines.push('', `**Parent session:** ${state.parentSessionId}`);
+  if (state.children.length > 0)
+    lines.push('', `**Sub-sessions:** ${state.children.map((c) => c.sessionId).join(', ')}`);
   return lines.join('\n');
 }
