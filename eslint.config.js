@@ -13,7 +13,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -56,7 +56,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-unsafe-assignment': 'off' },
   },
   {
-    files: ['eslint.config.js'],
+    files: ['eslint.config.js', 'bin/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
 );

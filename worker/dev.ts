@@ -1,9 +1,11 @@
 /**
- * `npm start`: the embedded stack in one command — `temporal server start-dev` with a SQLite file
- * under HARNESS_DATA_DIR and the Web UI, the project's search attributes, then one worker.
- * Ctrl-C stops both; the next start reuses the data.
+ * `npm start` and `harness dev`: the embedded stack in one command — `temporal server start-dev`
+ * with a SQLite file under HARNESS_DATA_DIR and the Web UI, the project's search attributes, then
+ * one worker. Ctrl-C stops both; the next start reuses the data.
  */
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { ConfigError, loadConfig } from './config.js';
 import { startDevServer } from './dev-server.js';
@@ -11,11 +13,22 @@ import { ensureSearchAttributes } from './search-attributes-setup.js';
 import { runWorker } from './run-worker.js';
 import { TemporalCliError, ensureTemporalCli } from './temporal-cli.js';
 
-const log = (line: string) => process.stdout.write(`[harness] ${line}\n`);
+export interface DevOptions {
+  /** Configuration source; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  log?: (line: string) => void;
+}
 
-async function main(): Promise<void> {
-  const base = loadConfig();
-  const cliPath = ensureTemporalCli({ log });
+const defaultLog = (line: string) => process.stdout.write(`[harness] ${line}\n`);
+
+/**
+ * Runs the dev server and a worker until the worker stops (SIGINT/SIGTERM), then stops the server.
+ * Throws ConfigError for bad configuration and TemporalCliError when the CLI cannot be found or built.
+ */
+export async function runDev(options: DevOptions = {}): Promise<void> {
+  const log = options.log ?? defaultLog;
+  const base = loadConfig(options.env);
+  const cliPath = ensureTemporalCli({ ...(options.env ? { env: options.env } : {}), log });
   const dbFile = join(base.dataDir, 'temporal.db');
   log(`starting temporal server start-dev (SQLite ${dbFile})`);
   const server = await startDevServer({
@@ -54,8 +67,25 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  const known = err instanceof ConfigError || err instanceof TemporalCliError;
-  process.stderr.write(`${known ? err.message : ((err as Error).stack ?? String(err))}\n`);
-  process.exit(1);
-});
+async function main(): Promise<void> {
+  try {
+    await runDev();
+  } catch (err) {
+    const known = err instanceof ConfigError || err instanceof TemporalCliError;
+    process.stderr.write(`${known ? err.message : ((err as Error).stack ?? String(err))}\n`);
+    process.exit(1);
+  }
+}
+
+/** True when this file is the program (`tsx worker/dev.ts`), not imported by the CLI. */
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) await main();

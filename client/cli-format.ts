@@ -1,0 +1,158 @@
+/**
+ * How the `harness` CLI prints Sessions: decision records, inspect tables, list rows, watch lines.
+ * Pure functions of query results, so the output is the same on a TTY and in a pipe.
+ */
+import Table from 'cli-table3';
+import type { BoundInput, DecisionRecord, SessionSummary, SessionView } from './session-client.js';
+
+/** Tables without colour, so piped output and test assertions see plain text. */
+function table(head: string[], colWidths?: Array<number | null>): Table.Table {
+  return new Table({
+    head,
+    style: { head: [], border: [] },
+    wordWrap: true,
+    ...(colWidths ? { colWidths } : {}),
+  });
+}
+
+export function clip(text: string, max: number): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+}
+
+function ms(startedAt: number, endedAt: number): string {
+  const d = Math.max(0, endedAt - startedAt);
+  return d >= 10_000 ? `${(d / 1000).toFixed(1)} s` : `${d} ms`;
+}
+
+export function scores(record: DecisionRecord): string {
+  return record.scores ? `phase ${record.scores.phase.toFixed(2)}, session ${record.scores.session.toFixed(2)}` : '—';
+}
+
+export function diff(record: DecisionRecord): string {
+  if (!record.diff) return '—';
+  const parts = [...record.diff.added.map((id) => `+${id}`), ...record.diff.removed.map((id) => `-${id}`)];
+  return parts.length > 0 ? parts.join(' ') : `no change (${record.diff.kept.length} kept)`;
+}
+
+function stageMark(outcome: string): string {
+  if (outcome === 'ok') return '✓';
+  if (outcome.startsWith('skipped')) return '-';
+  return '!';
+}
+
+/** The decision block `send --wait` ends with. */
+export function formatDecision(record: DecisionRecord, view: SessionView | null, input: BoundInput | null): string {
+  const lines = [`decision #${record.seq}: ${record.decision}${record.scores ? ` (${scores(record)})` : ''}`];
+  if (record.degraded) lines.push(`  degraded: ${record.degraded}`);
+  const width = Math.max(0, ...record.stages.map((s) => s.stage.length));
+  for (const stage of record.stages) {
+    lines.push(
+      `  ${stageMark(stage.outcome)} ${stage.stage.padEnd(width)}  ${ms(stage.startedAt, stage.endedAt).padStart(7)}  ${stage.outcome}`,
+    );
+  }
+  if (record.agent) {
+    const why = record.agent.reason ? `: ${record.agent.reason}` : '';
+    lines.push(`  agent: ${record.agent.outcome}${why}`);
+  }
+  if (record.route) lines.push(`  route: ${record.route.to ?? 'nowhere'} (${record.route.via}) — ${record.route.note}`);
+  for (const fallback of record.fallbacks) lines.push(`  fallback: ${fallback}`);
+  if (view) {
+    lines.push(`session goal: ${view.goals.session ? clip(view.goals.session.text, 200) : '—'}`);
+    lines.push(`phase goal:   ${view.goals.phase ? clip(view.goals.phase.text, 200) : '—'}`);
+    const caps = view.capabilities;
+    lines.push(
+      `capabilities: ${caps.skills.length} skills, ${caps.toolsets.length} toolsets, ${caps.memories.length} memories ` +
+        `(revision ${caps.revision}); changes: ${diff(record)}`,
+    );
+  }
+  if (input?.reply) lines.push('reply:', ...input.reply.split('\n').map((l) => `  ${l}`));
+  return lines.join('\n');
+}
+
+/** `inspect`: a header line, then goals, capabilities and recent decisions as tables. */
+export function formatInspect(view: SessionView, decisions: DecisionRecord[]): string {
+  const out: string[] = [];
+  out.push(
+    `Session ${view.sessionId} — stage ${view.stage} · status ${view.status} · run ${view.run} · ` +
+      `seq ${view.seq.lastBound}/${view.seq.lastAccepted} · queue ${view.queueLength}`,
+  );
+  const byDecision = Object.entries(view.counts.byDecision)
+    .map(([d, n]) => `${d} ${n}`)
+    .join(', ');
+  out.push(
+    `profile ${view.profile} · parent ${view.parentSessionId ?? '—'} · inputs ${view.counts.bound} bound, ` +
+      `${view.counts.duplicates} duplicate, ${view.counts.rejected} rejected · decisions: ${byDecision || '—'}`,
+  );
+
+  const goals = table(['goal', 'text', 'set at seq'], [9, 90, 12]);
+  goals.push(['session', view.goals.session?.text ?? '—', view.goals.session?.setAtSeq ?? '—']);
+  goals.push(['phase', view.goals.phase?.text ?? '—', view.goals.phase?.setAtSeq ?? '—']);
+  out.push('', 'Goals', goals.toString());
+
+  const caps = table(['kind', 'id', 'name', 'source'], [10, 30, 40, 50]);
+  const kinds = [
+    ['skill', view.capabilities.skills],
+    ['toolset', view.capabilities.toolsets],
+    ['memory', view.capabilities.memories],
+  ] as const;
+  for (const [kind, list] of kinds) for (const cap of list) caps.push([kind, cap.id, cap.name, cap.source]);
+  if (caps.length === 0) caps.push(['—', '(none loaded)', '', '']);
+  out.push('', `Capabilities (revision ${view.capabilities.revision})`, caps.toString());
+
+  const recent = table(['seq', 'decision', 'scores', 'capability changes', 'notes', 'took'], [6, 14, 28, 34, 40, 9]);
+  for (const record of decisions) {
+    const first = record.stages[0];
+    const last = record.stages.at(-1);
+    const notes = [
+      record.degraded ? `degraded: ${record.degraded}` : '',
+      ...record.fallbacks,
+      record.agent ? `agent ${record.agent.outcome}` : '',
+    ].filter(Boolean);
+    recent.push([
+      record.seq,
+      record.decision,
+      scores(record),
+      diff(record),
+      clip(notes.join('; ') || '—', 160),
+      first && last ? ms(first.startedAt, record.agent?.endedAt ?? last.endedAt) : '—',
+    ]);
+  }
+  if (decisions.length === 0) recent.push(['—', '(no input yet)', '', '', '', '']);
+  out.push('', `Recent decisions (${decisions.length})`, recent.toString());
+  if (view.recentRejections.length > 0) {
+    out.push('', `Recent rejections: ${view.recentRejections.map((r) => clip(r.reason, 120)).join(' | ')}`);
+  }
+  return out.join('\n');
+}
+
+/** `list`: one row per Session. */
+export function formatList(rows: SessionSummary[]): string {
+  if (rows.length === 0) return 'no sessions match';
+  const t = table(['session', 'stage', 'status', 'execution', 'goal', 'parent', 'started']);
+  for (const r of rows) {
+    t.push([
+      r.sessionId,
+      r.stage ?? '—',
+      r.status ?? '—',
+      r.executionStatus,
+      clip(r.goal ?? '—', 60),
+      r.parent ?? '—',
+      r.startTime.toISOString().replace(/\.\d+Z$/, 'Z'),
+    ]);
+  }
+  return t.toString();
+}
+
+/** One line per watch event. */
+export function formatStage(stage: string, seq: number, view: SessionView): string {
+  const queue = view.queueLength > 0 ? ` · ${view.queueLength} queued` : '';
+  return `stage: ${stage}${seq > 0 ? ` (input #${seq})` : ''}${queue}`;
+}
+
+export function formatDecisionLine(record: DecisionRecord): string {
+  const extra = [record.degraded ? `degraded: ${clip(record.degraded, 100)}` : '', record.diff ? diff(record) : '']
+    .filter(Boolean)
+    .join(' · ');
+  return `decision #${record.seq}: ${record.decision} (${scores(record)})${extra ? ` · ${extra}` : ''}`;
+}

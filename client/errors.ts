@@ -1,0 +1,165 @@
+/**
+ * Typed errors of the Session client, each with the CLI exit code a script can rely on. Errors from
+ * @temporalio/client are translated here, so callers never have to know gRPC status codes.
+ */
+import {
+  NamespaceNotFoundError,
+  ServiceError,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  isGrpcServiceError,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { z } from 'zod';
+
+/** gRPC status codes we translate (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
+const GRPC = { INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const;
+
+/** Exit codes of the `harness` CLI. Public: scripts branch on them. */
+export const EXIT = {
+  ok: 0,
+  unexpected: 1,
+  invalidInput: 2,
+  sessionNotFound: 3,
+  serverUnreachable: 4,
+  timedOut: 5,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** Base class of every error the client throws on purpose. */
+export abstract class SessionClientError extends Error {
+  abstract readonly exitCode: ExitCode;
+}
+
+export interface InputIssue {
+  /** Dotted path of the offending field, `''` for the payload as a whole. */
+  field: string;
+  message: string;
+}
+
+/** A payload or option failed validation; nothing was sent. */
+export class InvalidInputError extends SessionClientError {
+  override name = 'InvalidInputError';
+  readonly exitCode = EXIT.invalidInput;
+  /** The first offending field (`''` when the payload as a whole is wrong). */
+  readonly field: string;
+
+  constructor(
+    message: string,
+    readonly issues: InputIssue[],
+  ) {
+    super(message);
+    this.field = issues[0]?.field ?? '';
+  }
+
+  /** Builds the error from zod issues: `invalid message: text: text must not be empty`. */
+  static fromZod(what: string, error: z.ZodError): InvalidInputError {
+    const issues = error.issues.map((issue) => ({ field: issue.path.join('.'), message: issue.message }));
+    const text = issues.map((i) => (i.field ? `${i.field}: ${i.message}` : i.message)).join('; ');
+    return new InvalidInputError(`invalid ${what}: ${text}`, issues);
+  }
+}
+
+/** The Session refused an input the schema accepts (it is closed, or its queue is full). */
+export class InputRefusedError extends SessionClientError {
+  override name = 'InputRefusedError';
+  readonly exitCode = EXIT.invalidInput;
+  constructor(
+    readonly sessionId: string,
+    reason: string,
+  ) {
+    super(`session ${sessionId} refused the input: ${reason}`);
+  }
+}
+
+/** No Session with this id exists (or, for a message, it is closed and cannot be restarted). */
+export class SessionNotFoundError extends SessionClientError {
+  override name = 'SessionNotFoundError';
+  readonly exitCode = EXIT.sessionNotFound;
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} not found (no workflow session:${sessionId})`);
+  }
+}
+
+/** A Session that has closed accepts no more task input; starting it anew under the same id is refused. */
+export class SessionClosedError extends SessionClientError {
+  override name = 'SessionClosedError';
+  readonly exitCode = EXIT.invalidInput;
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} is closed and accepts no new messages`);
+  }
+}
+
+/** The Temporal frontend could not be reached (connection refused, DNS, TLS handshake or timeout). */
+export class ServerUnreachableError extends SessionClientError {
+  override name = 'ServerUnreachableError';
+  readonly exitCode = EXIT.serverUnreachable;
+  constructor(
+    readonly address: string,
+    detail: string,
+  ) {
+    super(`Temporal server at ${address} is unreachable: ${detail}`);
+  }
+}
+
+/** A wait ran out: no worker answered a query, or `--wait` saw no decision in time. */
+export class SessionTimeoutError extends SessionClientError {
+  override name = 'SessionTimeoutError';
+  readonly exitCode = EXIT.timedOut;
+}
+
+/** Where a failed call was aimed, for error messages. */
+export interface CallContext {
+  address: string;
+  sessionId?: string;
+  /** What the call was waiting for, in words, when a deadline passes. */
+  waitingFor?: string;
+}
+
+/** Translates an error from @temporalio/client into one of ours; anything unknown is returned as is. */
+export function translateError(err: unknown, ctx: CallContext): unknown {
+  if (err instanceof SessionClientError) return err;
+  if (err instanceof WorkflowNotFoundError && ctx.sessionId !== undefined)
+    return new SessionNotFoundError(ctx.sessionId);
+  if (err instanceof WorkflowExecutionAlreadyStartedError && ctx.sessionId !== undefined) {
+    return new SessionClosedError(ctx.sessionId);
+  }
+  if (err instanceof NamespaceNotFoundError) {
+    return new InvalidInputError(err.message, [{ field: 'namespace', message: err.message }]);
+  }
+  if (err instanceof WorkflowUpdateFailedError) {
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure && cause.type === 'InvalidMessage' && ctx.sessionId !== undefined) {
+      return new InputRefusedError(ctx.sessionId, cause.message);
+    }
+    return err;
+  }
+  // Connection.connect reports an unreachable address as a plain Error before any RPC was made.
+  if (err instanceof Error && /Failed to connect before the deadline/i.test(err.message)) {
+    return new ServerUnreachableError(ctx.address, 'no connection within the connect timeout');
+  }
+  const grpc = grpcErrorOf(err);
+  if (grpc) {
+    if (grpc.code === GRPC.UNAVAILABLE) return new ServerUnreachableError(ctx.address, grpc.details || 'unavailable');
+    if (grpc.code === GRPC.DEADLINE_EXCEEDED) {
+      return new SessionTimeoutError(
+        `no answer from ${ctx.waitingFor ?? 'the server'} in time` +
+          (ctx.sessionId !== undefined ? ` (session ${ctx.sessionId}); is a worker polling its task queue?` : ''),
+      );
+    }
+    if (grpc.code === GRPC.NOT_FOUND && ctx.sessionId !== undefined) return new SessionNotFoundError(ctx.sessionId);
+    if (grpc.code === GRPC.INVALID_ARGUMENT) {
+      return new InvalidInputError(grpc.details, [{ field: '', message: grpc.details }]);
+    }
+  }
+  return err;
+}
+
+function grpcErrorOf(err: unknown): { code: number; details: string } | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isGrpcServiceError(e)) return { code: e.code, details: e.details };
+    if (!(e instanceof ServiceError) && !(e instanceof Error)) break;
+  }
+  return undefined;
+}

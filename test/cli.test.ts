@@ -1,0 +1,346 @@
+/**
+ * The `harness` CLI as a subprocess (bin/harness.js, the installed entry point) against the real
+ * dev server, with a worker in this process on its own task queue: `send --wait` output, inspect,
+ * watch, list, approvals and commands, and the exit codes scripts rely on.
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { SessionClient } from '../client/session-client.js';
+import { MODEL, scriptedModels, startWorker, uniqueId, userJson, waitFor, type TestWorker } from './support/harness.js';
+import { ScriptedModelServer } from './support/model-server.js';
+
+let models: ScriptedModelServer;
+let w: TestWorker;
+let client: SessionClient;
+
+beforeAll(async () => {
+  models = await ScriptedModelServer.start();
+  models.on(MODEL.relevance, { json: { phaseRelevance: 0.92, sessionRelevance: 0.81 } });
+  models.on(MODEL.extraction, { json: { terms: ['comfyui', 'markdown', 'guide'] } });
+  models.on(MODEL.orchestration, (req) => {
+    type Brief = Array<{ id: string }>;
+    const { candidates } = userJson<{ candidates: { skills: Brief; toolsets: Brief } }>(req);
+    return {
+      json: {
+        skills: candidates.skills.slice(0, 2).map((c) => c.id),
+        toolsets: candidates.toolsets.slice(0, 1).map((c) => c.id),
+        memories: [],
+      },
+    };
+  });
+  models.on(MODEL.compaction, { json: { summary: 'done' } });
+  // Slow enough that `send --wait` sees the agent stage live.
+  models.on(MODEL.agent, { delayMs: 700, then: { content: 'Here is the outline of the guide.' } });
+  w = await startWorker({ models: scriptedModels(models) });
+  client = new SessionClient(w.client, { taskQueue: w.taskQueue });
+});
+
+afterAll(async () => {
+  await w?.stop();
+  await models?.close();
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `bin/harness.js` with the test server's address and worker's task queue; no TEMPORAL_* from outside. */
+function harness(args: string[], options: { address?: string; stdin?: string } = {}): Promise<Run> {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
+  );
+  const child = spawn(
+    process.execPath,
+    [
+      'bin/harness.js',
+      '--address',
+      options.address ?? inject('temporalAddress'),
+      '--task-queue',
+      w.taskQueue,
+      '--connect-timeout',
+      '1500',
+      ...args,
+    ],
+    { env, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end(options.stdin ?? '');
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('harness send', () => {
+  it('--wait shows the stages live and ends with the decision, goals, capability changes and reply', async () => {
+    const sessionId = uniqueId('guide');
+    const run = await harness([
+      'send',
+      sessionId,
+      'Research ComfyUI and deliver a Markdown guide',
+      '--resource',
+      'https://docs.comfy.org',
+      '--message-id',
+      'guide-1',
+      '--wait',
+    ]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines[0]).toBe(`session ${sessionId}: input #1 recorded (message guide-1)`);
+    // Plain progress lines (stdout is not a TTY): at least the agent turn, which takes 700 ms.
+    expect(lines).toContain('… Running the business agent');
+    expect(run.stdout).toContain('decision #1: initialize');
+    for (const stage of [
+      'Understanding the task meaning',
+      'Extracting task terms',
+      'Discovering task capabilities',
+      'Orchestrating the task',
+      'Applying the task environment',
+    ]) {
+      expect(run.stdout).toMatch(new RegExp(`✓ ${stage}\\s+\\d+ ms  ok`));
+    }
+    expect(run.stdout).toContain('  agent: replied');
+    expect(run.stdout).toContain('session goal: Research ComfyUI and deliver a Markdown guide');
+    expect(run.stdout).toMatch(
+      /capabilities: 2 skills, 1 toolsets, 0 memories \(revision 1\); changes: \+skill:\S+ \+skill:\S+ \+toolset:\S+/,
+    );
+    expect(run.stdout).toContain('reply:\n  Here is the outline of the guide.');
+    expect(run.stdout.indexOf('… Running the business agent')).toBeLessThan(run.stdout.indexOf('decision #1'));
+
+    const second = await harness(['send', sessionId, 'Add a section on custom nodes', '--wait']);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('decision #2: continue (phase 0.92, session 0.81)');
+
+    const again = await harness([
+      'send',
+      sessionId,
+      'Research ComfyUI and deliver a Markdown guide',
+      '--message-id',
+      'guide-1',
+      '--wait',
+      '--json',
+    ]);
+    expect(again.code).toBe(0);
+    const result = JSON.parse(again.stdout) as {
+      seq: number;
+      duplicate: boolean;
+      decision: { seq: number };
+      reply: string;
+    };
+    expect(result).toMatchObject({
+      seq: 1,
+      duplicate: true,
+      decision: { seq: 1 },
+      reply: 'Here is the outline of the guide.',
+    });
+  });
+
+  it('without --wait sends by signal-with-start and returns at once; text may come from stdin', async () => {
+    const sessionId = uniqueId('quick');
+    const run = await harness(['send', sessionId, '-', '--message-id', 'from-stdin'], {
+      stdin: 'Summarise the meeting notes\n',
+    });
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toBe(`sent message from-stdin to session ${sessionId}\n`);
+    const view = await waitFor(
+      () => client.snapshot(sessionId),
+      (v) => v.seq.lastBound === 1,
+    );
+    expect(view.goals.session?.text).toBe('Summarise the meeting notes\n');
+  });
+
+  it('exits 2 on invalid input, with one line on stderr naming the field', async () => {
+    const blank = await harness(['send', uniqueId('bad'), '   ']);
+    expect(blank).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: 'harness: invalid message: text: text must not be empty\n',
+    });
+    const badId = await harness(['send', 'not a session id', 'hello']);
+    expect(badId.code).toBe(2);
+    expect(badId.stderr).toMatch(/^harness: invalid start argument: sessionId: .*\n$/);
+    const usage = await harness(['send', 'only-a-session']);
+    expect(usage).toMatchObject({ code: 2, stderr: "harness: missing required argument 'text'\n" });
+    const unknown = await harness(['sned', 'x', 'y']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^harness: unknown command 'sned'/);
+  });
+
+  it('exits 5 when --wait runs out, saying where the Session is', async () => {
+    const sessionId = uniqueId('paused');
+    await client.submit(sessionId, { text: 'Draft the budget' }, { wait: true });
+    await client.command(sessionId, { name: 'pause' });
+    const run = await harness(['send', sessionId, 'Add travel costs', '--wait', '--timeout', '1.5']);
+    expect(run.code).toBe(5);
+    expect(run.stdout).toContain('… session is paused; input #2 waits until it is resumed');
+    expect(run.stderr).toMatch(
+      /^harness: no decision for input #2 of session \S+ within 1\.5 s \(the session is paused\)\n$/,
+    );
+  });
+});
+
+describe('harness inspect, watch, list', () => {
+  it('inspect prints goals, capabilities and recent decisions as tables, or JSON', async () => {
+    const sessionId = uniqueId('inspect');
+    await client.submit(sessionId, { text: 'Research ComfyUI and deliver a Markdown guide' }, { wait: true });
+    await client.submit(sessionId, { text: 'Add a section on custom nodes' }, { wait: true });
+
+    const run = await harness(['inspect', sessionId]);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toContain(`Session ${sessionId} — stage Idle · status active · run 1 · seq 2/2 · queue 0`);
+    expect(run.stdout).toContain('decisions: initialize 1, continue 1');
+    expect(run.stdout).toMatch(/│ session +│ Research ComfyUI and deliver a Markdown guide +│ 1 +│/);
+    expect(run.stdout).toContain('Capabilities (revision 1)');
+    expect(run.stdout).toMatch(/│ skill +│ \S+ +│/);
+    expect(run.stdout).toMatch(/│ toolset +│ \S+ +│/);
+    expect(run.stdout).toContain('Recent decisions (2)');
+    expect(run.stdout).toMatch(/│ 1 +│ initialize +│ — +│ \+skill:/);
+    expect(run.stdout).toMatch(/│ 2 +│ continue +│ phase 0\.92, session 0\.81 +│ — +│ agent replied/);
+
+    const json = await harness(['inspect', sessionId, '--json', '--limit', '1']);
+    expect(json.code).toBe(0);
+    const parsed = JSON.parse(json.stdout) as { snapshot: { sessionId: string }; decisions: Array<{ seq: number }> };
+    expect(parsed.snapshot.sessionId).toBe(sessionId);
+    expect(parsed.decisions.map((d) => d.seq)).toEqual([2]);
+  });
+
+  it('exits 3 for an unknown session and 4 for an unreachable server', async () => {
+    const nobody = uniqueId('nobody');
+    const notFound = await harness(['inspect', nobody]);
+    expect(notFound).toMatchObject({
+      code: 3,
+      stdout: '',
+      stderr: `harness: session ${nobody} not found (no workflow session:${nobody})\n`,
+    });
+    expect((await harness(['approve', nobody, 'a-1'])).code).toBe(3);
+    expect((await harness(['command', nobody, 'pause'])).code).toBe(3);
+
+    const address = `127.0.0.1:${await closedPort()}`;
+    const unreachable = await harness(['inspect', 'anything'], { address });
+    expect(unreachable).toMatchObject({ code: 4, stdout: '' });
+    expect(unreachable.stderr).toBe(
+      `harness: Temporal server at ${address} is unreachable: no connection within the connect timeout\n`,
+    );
+  });
+
+  it('watch prints stage and decision lines until the Session closes', async () => {
+    const sessionId = uniqueId('watched');
+    await client.submit(sessionId, { text: 'Collect vendor quotes' }, { wait: true });
+    const watching = harness(['watch', sessionId]);
+    await new Promise((r) => setTimeout(r, 2_500));
+    await client.submit(sessionId, { text: 'Compare the cheapest two' }, { wait: true });
+    await client.command(sessionId, { name: 'close' });
+    const run = await watching;
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const lines = run.stdout.trim().split('\n');
+    expect(lines[0]).toBe('stage: Idle (input #1)');
+    expect(lines).toContain('decision #2: continue (phase 0.92, session 0.81)');
+    expect(lines.at(-1)).toBe('stage: Closed (input #2)');
+  });
+
+  it('list filters by stage and status; a bad filter exits 2', async () => {
+    const sessionId = uniqueId('listed');
+    await client.submit(sessionId, { text: 'Plan the launch event' }, { wait: true });
+    await waitFor(
+      () => client.list({ stage: 'Idle' }),
+      (rows) => rows.some((r) => r.sessionId === sessionId),
+    );
+    const run = await harness(['list', '--stage', 'Idle', '--status', 'active', '--limit', '1000']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(
+      new RegExp(`│ ${sessionId} +│ Idle +│ active +│ RUNNING +│ Plan the launch event +│ — +│ \\d{4}-`),
+    );
+    const json = await harness(['list', '--status', 'active', '--json', '--limit', '1000']);
+    expect((JSON.parse(json.stdout) as Array<{ sessionId: string }>).some((r) => r.sessionId === sessionId)).toBe(true);
+
+    const bad = await harness(['list', '--stage', 'Sleeping']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(
+      /^harness: invalid stage: Sleeping \(one of: Understanding the task meaning, .*Idle, Paused, Closed\)\n$/,
+    );
+  });
+});
+
+describe('harness approve, reject, command', () => {
+  it('delivers approvals and commands and reports them', async () => {
+    const sessionId = uniqueId('ops');
+    await client.submit(sessionId, { text: 'Prepare the quarterly report' }, { wait: true });
+
+    const approve = await harness(['approve', sessionId, 'a-1', '--note', 'ship it']);
+    expect(approve).toMatchObject({ code: 0, stdout: `approval a-1 approved in session ${sessionId}\n`, stderr: '' });
+    const reject = await harness(['reject', sessionId, 'a-2']);
+    expect(reject.stdout).toBe(`approval a-2 rejected in session ${sessionId}\n`);
+    const goals = await harness([
+      'command',
+      sessionId,
+      'set-goals',
+      '--phase-goal',
+      'Draft the summary',
+      '--command-id',
+      'c-9',
+    ]);
+    expect(goals).toMatchObject({ code: 0, stdout: `command set-goals (c-9) sent to session ${sessionId}\n` });
+    expect((await harness(['command', sessionId, 'pause'])).code).toBe(0);
+
+    const view = await waitFor(
+      () => client.snapshot(sessionId),
+      (v) => v.counts.controlEvents === 4,
+    );
+    expect(view.status).toBe('paused');
+    expect(view.goals.phase?.text).toBe('Draft the summary');
+
+    const unknown = await harness(['command', sessionId, 'reboot']);
+    expect(unknown).toMatchObject({
+      code: 2,
+      stderr: 'harness: unknown command "reboot" (one of: set-goals, pause, resume, close)\n',
+    });
+    const emptyGoals = await harness(['command', sessionId, 'set-goals']);
+    expect(emptyGoals.code).toBe(2);
+    expect(emptyGoals.stderr).toContain('give at least one of session, phase');
+  });
+});
+
+describe('harness help and usage', () => {
+  it('documents the exit codes in --help and exits 0', async () => {
+    const run = await harness(['--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      'Exit codes: 0 ok, 1 unexpected error, 2 usage or invalid input, 3 session not found,',
+    );
+    for (const command of [
+      'dev',
+      'worker',
+      'send',
+      'inspect',
+      'watch',
+      'list',
+      'approve',
+      'reject',
+      'command',
+      'memory',
+      'eval',
+    ]) {
+      expect(run.stdout).toMatch(new RegExp(`\\n  ${command}\\b`));
+    }
+  });
+
+  it('refuses TLS options for `worker`, which cannot use them yet', async () => {
+    const run = await harness(['worker', '--api-key', 'secret']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      'harness: harness worker does not support TLS or API keys yet; run it next to the cluster\n',
+    );
+  });
+});
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

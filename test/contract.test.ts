@@ -1,0 +1,248 @@
+/**
+ * The published wire contract: docs/contract.md is exactly what the generator renders (and Prettier
+ * leaves it alone), every message defined in workflows/api.ts is in it, and its worked examples — the
+ * `temporal` CLI commands and the HTTP API requests — work against a real server with the HTTP API
+ * enabled, in the order the document gives them. Real query results match the published schemas.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import * as prettier from 'prettier';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  CONTRACT_PATH,
+  SPECS,
+  SnapshotResult,
+  contractExamples,
+  definedMessages,
+  renderCliExample,
+  renderContract,
+  renderHttpExample,
+  shellQuote,
+  type HttpExample,
+} from '../client/contract.js';
+import { SessionClient } from '../client/session-client.js';
+import { loadConfig } from '../worker/config.js';
+import { createSessionWorker, type BuiltWorker } from '../worker/create-worker.js';
+import { startDevServer, type DevServer } from '../worker/dev-server.js';
+import { MODEL, catalog, scriptedModels, uniqueId, userJson } from './support/harness.js';
+import { ScriptedModelServer } from './support/model-server.js';
+
+const run = promisify(execFile);
+
+describe('docs/contract.md', () => {
+  it('is what `npm run contract` renders (run it after changing a schema or a message)', () => {
+    expect(readFileSync(CONTRACT_PATH, 'utf8')).toBe(renderContract());
+  });
+
+  it('is already formatted the way Prettier formats it, so `npm run lint` accepts the generated file', async () => {
+    const text = renderContract();
+    const options = await prettier.resolveConfig(CONTRACT_PATH);
+    expect(await prettier.format(text, { ...options, filepath: CONTRACT_PATH })).toBe(text);
+  });
+
+  it('documents every signal, query and update defined in workflows/api.ts, and nothing else', () => {
+    const defined = definedMessages()
+      .map((m) => `${m.kind}:${m.name}`)
+      .sort();
+    expect(defined).toEqual(SPECS.map((s) => `${s.kind}:${s.name}`).sort());
+    expect(defined.length).toBeGreaterThanOrEqual(12);
+  });
+});
+
+describe('the contract on a real server (temporal CLI and HTTP API)', () => {
+  let models: ScriptedModelServer;
+  let server: DevServer;
+  let built: BuiltWorker;
+  let running: Promise<void>;
+  let dataDir: string;
+  let httpPort: number;
+  const taskQueue = uniqueId('contract');
+
+  beforeAll(async () => {
+    models = await ScriptedModelServer.start();
+    scriptModels(models);
+    const [port, uiPort, http] = (await freePorts(3)) as [number, number, number];
+    httpPort = http;
+    dataDir = mkdtempSync(join(tmpdir(), 'harness-contract-'));
+    server = await startDevServer({
+      cliPath: inject('temporalCliPath'),
+      dbFile: join(dataDir, 'temporal.db'),
+      port,
+      uiPort,
+      httpPort,
+      namespace: 'default',
+      log: () => {},
+    });
+    built = await createSessionWorker(
+      loadConfig({ TEMPORAL_ADDRESS: server.address, HARNESS_TASK_QUEUE: taskQueue, HARNESS_CATALOG_DIR: 'catalog' }),
+      {
+        workflowBundle: { codePath: inject('workflowBundlePath') },
+        models: scriptedModels(models),
+        catalog: catalog(),
+      },
+    );
+    running = built.worker.run();
+  });
+
+  afterAll(async () => {
+    built?.worker.shutdown();
+    await running;
+    await built?.connection.close();
+    await built?.clientConnection.close();
+    await server?.stop();
+    await models?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('runs every `temporal` CLI example in order, and the results match the published schemas', async () => {
+    const sessionId = uniqueId('cli');
+    const { cli } = contractExamples({ sessionId, taskQueue, namespace: 'default', httpBase: '' });
+    const temporal = shellQuote(inject('temporalCliPath'));
+    for (const example of cli) {
+      // The shell runs the command exactly as the document prints it, with only the address added.
+      const command = `${renderCliExample(example, temporal)} --address ${server.address}`;
+      const output = await eventually(
+        example.title,
+        async () => {
+          const { stdout, stderr } = await run('sh', ['-c', command]);
+          return stdout + stderr;
+        },
+        example.expect,
+      );
+      expect(output).toContain(example.expect);
+    }
+
+    const client = await SessionClient.connect({ address: server.address, taskQueue });
+    try {
+      for (const spec of SPECS) {
+        if (spec.kind !== 'query') continue;
+        const result: unknown = await client.client.workflow.getHandle(`session:${sessionId}`).query(spec.name);
+        expect(spec.result.safeParse(result).error?.issues ?? []).toEqual([]);
+      }
+      const snapshot = await client.snapshot(sessionId);
+      expect(Object.keys(snapshot).sort()).toEqual(Object.keys(SnapshotResult.shape).sort());
+      expect(snapshot.status).toBe('paused');
+      expect(snapshot.counts.controlEvents).toBe(2);
+      const [decision] = await client.decisions(sessionId, { limit: 1 });
+      expect(decision?.decision).toBe('continue');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('runs every HTTP API example in order against start-dev --http-port', async () => {
+    const sessionId = uniqueId('http');
+    const base = `http://127.0.0.1:${httpPort}`;
+    const { http } = contractExamples({ sessionId, taskQueue, namespace: 'default', httpBase: base });
+    const curl = await run('sh', ['-c', 'command -v curl']).then(
+      () => true,
+      () => false,
+    );
+    for (const example of http) {
+      const output = await eventually(
+        example.title,
+        () => (curl ? viaCurl(example, base) : viaFetch(example, base)),
+        example.expect,
+      );
+      expect(output).toContain(example.expect);
+    }
+    const client = await SessionClient.connect({ address: server.address, taskQueue });
+    try {
+      const view = await client.snapshot(sessionId);
+      expect(view.goals.phase?.text).toBe('Write the installation chapter');
+      expect(view.seq.lastBound).toBe(3);
+      const description = await client.client.workflow.getHandle(`session:${sessionId}`).describe();
+      expect(await description.staticSummary()).toBe(
+        `Session ${sessionId}: Research ComfyUI and deliver a Markdown guide`,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers an unknown Session with HTTP 404 and gRPC code 5, as documented', async () => {
+    const response = await fetch(
+      `http://127.0.0.1:${httpPort}/api/v1/namespaces/default/workflows/session:${uniqueId('nobody')}/query/goals`,
+      { method: 'POST', body: '{}' },
+    );
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ code: 5, message: expect.stringContaining('workflow not found') });
+  });
+});
+
+/** Relevance always high, terms from the goal, orchestration takes the two best candidates of each kind. */
+function scriptModels(server: ScriptedModelServer): void {
+  server.on(MODEL.relevance, { json: { phaseRelevance: 0.9, sessionRelevance: 0.85 } });
+  server.on(MODEL.extraction, (req) => {
+    const { phaseGoal } = userJson<{ phaseGoal: string }>(req);
+    return {
+      json: {
+        terms: phaseGoal
+          .toLowerCase()
+          .split(/\W+/)
+          .filter((t) => t.length > 3),
+      },
+    };
+  });
+  server.on(MODEL.orchestration, (req) => {
+    type Brief = Array<{ id: string }>;
+    const { candidates } = userJson<{ candidates: { skills: Brief; toolsets: Brief; memories: Brief } }>(req);
+    const top = (list: Brief) => list.slice(0, 2).map((c) => c.id);
+    return { json: { skills: top(candidates.skills), toolsets: top(candidates.toolsets), memories: [] } };
+  });
+  server.on(MODEL.compaction, { json: { summary: 'phase summary' } });
+  server.on(MODEL.agent, { content: 'On it.' });
+}
+
+async function viaCurl(example: HttpExample, base: string): Promise<string> {
+  const { stdout } = await run('sh', ['-c', renderHttpExample(example, base)]);
+  return stdout;
+}
+
+async function viaFetch(example: HttpExample, base: string): Promise<string> {
+  const response = await fetch(`${base}${example.path}`, {
+    method: example.method,
+    ...(example.body !== undefined
+      ? { body: JSON.stringify(example.body), headers: { 'content-type': 'application/json' } }
+      : {}),
+  });
+  return response.text();
+}
+
+/**
+ * Runs `attempt` until its output contains `expected`: queries and visibility see the effect of the
+ * commands before them only once the worker has processed those. Every example is safe to repeat
+ * (signals and updates are de-duplicated by their ids).
+ */
+async function eventually(title: string, attempt: () => Promise<string>, expected: string): Promise<string> {
+  const deadline = Date.now() + 30_000;
+  let last = '';
+  for (;;) {
+    try {
+      last = await attempt();
+      if (last.includes(expected)) return last;
+    } catch (err) {
+      last = String(err);
+    }
+    if (Date.now() > deadline)
+      throw new Error(`"${title}" never printed ${JSON.stringify(expected)}; last output:\n${last}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const s = createServer();
+      await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+      return s;
+    }),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}

@@ -1,0 +1,178 @@
+/**
+ * What ops see in the Temporal Web UI: a dev server with the UI enabled, a worker, a Session created
+ * by the client with a message, then headless Chromium opens the Session's page and finds the static
+ * summary and details, the current details the workflow publishes, and the search attributes.
+ * Screenshots go to test/.artifacts/.
+ *
+ * Needs Debian's chromium at /usr/bin/chromium (`apt-get install chromium`); skipped without it.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { SessionClient } from '../client/session-client.js';
+import { loadConfig } from '../worker/config.js';
+import { createSessionWorker, type BuiltWorker } from '../worker/create-worker.js';
+import { startDevServer, type DevServer } from '../worker/dev-server.js';
+import { MODEL, catalog, scriptedModels, uniqueId, userJson } from './support/harness.js';
+import { ScriptedModelServer } from './support/model-server.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const ARTIFACTS = join('test', '.artifacts');
+const GOAL = 'Research ComfyUI and deliver a Markdown guide';
+
+describe.skipIf(!hasChromium)(
+  hasChromium
+    ? 'the Temporal Web UI shows a Session to ops'
+    : `the Temporal Web UI shows a Session to ops — SKIPPED: ${CHROMIUM} is not installed (apt-get install chromium)`,
+  () => {
+    let models: ScriptedModelServer;
+    let server: DevServer;
+    let built: BuiltWorker;
+    let running: Promise<void>;
+    let client: SessionClient;
+    let browser: BrowserContext;
+    let page: Page;
+    let dataDir: string;
+    let uiUrl: string;
+    const sessionId = uniqueId('ui');
+
+    beforeAll(async () => {
+      models = await ScriptedModelServer.start();
+      models.on(MODEL.extraction, { json: { terms: ['comfyui', 'markdown', 'guide'] } });
+      models.on(MODEL.orchestration, (req) => {
+        type Brief = Array<{ id: string }>;
+        const { candidates } = userJson<{ candidates: { skills: Brief; toolsets: Brief } }>(req);
+        const top = (list: Brief) => list.slice(0, 2).map((c) => c.id);
+        return { json: { skills: top(candidates.skills), toolsets: top(candidates.toolsets), memories: [] } };
+      });
+      models.on(MODEL.agent, { content: 'Outline ready.' });
+
+      const [port, uiPort, httpPort] = (await freePorts(3)) as [number, number, number];
+      dataDir = mkdtempSync(join(tmpdir(), 'harness-ui-'));
+      server = await startDevServer({
+        cliPath: inject('temporalCliPath'),
+        dbFile: join(dataDir, 'temporal.db'),
+        port,
+        uiPort,
+        httpPort,
+        namespace: 'default',
+        log: () => {},
+      });
+      uiUrl = server.uiUrl;
+      const taskQueue = uniqueId('ui');
+      built = await createSessionWorker(
+        loadConfig({ TEMPORAL_ADDRESS: server.address, HARNESS_TASK_QUEUE: taskQueue }),
+        {
+          workflowBundle: { codePath: inject('workflowBundlePath') },
+          models: scriptedModels(models),
+          catalog: catalog(),
+        },
+      );
+      running = built.worker.run();
+      client = await SessionClient.connect({ address: server.address, taskQueue });
+      const submitted = await client.submit(sessionId, { text: GOAL, messageId: 'ui-1' }, { wait: true });
+      expect(submitted.decision?.decision).toBe('initialize');
+
+      mkdirSync(ARTIFACTS, { recursive: true });
+      browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'harness-chromium-')), {
+        executablePath: CHROMIUM,
+        headless: true,
+        viewport: { width: 1400, height: 1100 },
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
+      page = await browser.newPage();
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      await client?.close();
+      built?.worker.shutdown();
+      await running;
+      await built?.connection.close();
+      await built?.clientConnection.close();
+      await server?.stop();
+      await models?.close();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('opens the Session page and shows its summary, details and current details', async () => {
+      await page.goto(`${uiUrl}/namespaces/default/workflows/session:${sessionId}`, { waitUntil: 'domcontentloaded' });
+      await page.getByText(`session:${sessionId}`, { exact: true }).first().waitFor({ timeout: 30_000 });
+      await page.getByText('User Metadata', { exact: true }).first().click();
+
+      // The UI renders Markdown in sandboxed iframes: read every frame until the texts appear.
+      const frames = await waitForFrameText(page, [
+        `Session ${sessionId}: ${GOAL}`,
+        'First message ui-1',
+        'Stage: Idle',
+        `Session goal: ${GOAL}`,
+      ]);
+      expect(frames).toContain(`Session ${sessionId}: ${GOAL}`);
+      expect(frames).toMatch(/Stage: Idle · Status: active/);
+      expect(frames).toContain('Loaded:');
+      await page.screenshot({ path: join(ARTIFACTS, 'web-ui-session-metadata.png'), fullPage: true });
+    });
+
+    it('shows the typed search attributes SessionStage, SessionStatus and SessionGoal', async () => {
+      await page.getByText('Search Attributes', { exact: true }).first().click();
+      const panel = page.locator('main');
+      await expect.poll(() => panel.innerText(), { timeout: 30_000 }).toContain('"SessionStage": "Idle"');
+      const text = await panel.innerText();
+      expect(text).toContain('"SessionStatus": "active"');
+      expect(text).toContain(`"SessionGoal": "${GOAL}"`);
+      await page.screenshot({ path: join(ARTIFACTS, 'web-ui-search-attributes.png'), fullPage: true });
+    });
+
+    it('lists the Session with its stage when filtering the workflow list by SessionStage', async () => {
+      const query = encodeURIComponent(`WorkflowType = 'session' AND SessionStage = 'Idle'`);
+      await page.goto(`${uiUrl}/namespaces/default/workflows?query=${query}`, { waitUntil: 'domcontentloaded' });
+      await page.getByText(`session:${sessionId}`, { exact: true }).first().waitFor({ timeout: 30_000 });
+      await page.screenshot({ path: join(ARTIFACTS, 'web-ui-workflow-list.png'), fullPage: true });
+    });
+  },
+);
+
+/** Concatenated text of the page and all its frames, once every `needles` entry is in it. */
+async function waitForFrameText(page: Page, needles: string[]): Promise<string> {
+  const deadline = Date.now() + 30_000;
+  let text = '';
+  for (;;) {
+    const parts = await Promise.all(
+      page.frames().map((frame) =>
+        frame
+          .locator('body')
+          .innerText({ timeout: 1_000 })
+          .catch(() => ''),
+      ),
+    );
+    text = parts.join('\n').replace(/[ \t\u00a0]+/g, ' ');
+    if (needles.every((n) => text.includes(n))) return text;
+    if (Date.now() > deadline) throw new Error(`the UI never showed ${JSON.stringify(needles)}; it showed:\n${text}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const s = createServer();
+      await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+      return s;
+    }),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
