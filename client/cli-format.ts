@@ -100,12 +100,15 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
   if (caps.length === 0) caps.push(['—', '(none loaded)', '', '']);
   out.push('', `Capabilities (revision ${view.capabilities.revision})`, caps.toString());
 
+  if (view.parentSessionId || view.children.length > 0) out.push('', 'Session tree', formatTree(view));
+
   const recent = table(['seq', 'decision', 'scores', 'capability changes', 'notes', 'took'], [6, 14, 28, 34, 40, 9]);
   for (const record of decisions) {
     const first = record.stages[0];
     const last = record.stages.at(-1);
     const notes = [
       record.degraded ? `degraded: ${record.degraded}` : '',
+      record.route ? `routed ${record.route.via}${record.route.to ? ` to ${record.route.to}` : ''}` : '',
       ...record.fallbacks,
       record.agent ? `agent ${record.agent.outcome}` : '',
     ].filter(Boolean);
@@ -124,6 +127,24 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
     out.push('', `Recent rejections: ${view.recentRejections.map((r) => clip(r.reason, 120)).join(' | ')}`);
   }
   return out.join('\n');
+}
+
+/** Parent, this Session and its sub-sessions with the goal each was created for. */
+export function formatTree(view: SessionView): string {
+  const lines: string[] = [];
+  let indent = '';
+  if (view.parentSessionId) {
+    lines.push(`${view.parentSessionId}  (parent)`);
+    indent = '└─ ';
+  }
+  lines.push(`${indent}${view.sessionId}  (this session)`);
+  const pad = view.parentSessionId ? '   ' : '';
+  view.children.forEach((child, i) => {
+    const branch = i === view.children.length - 1 ? '└─' : '├─';
+    const requests = `${child.routed} request${child.routed === 1 ? '' : 's'}`;
+    lines.push(`${pad}${branch} ${child.sessionId}  ${clip(child.goal, 60)} · ${requests}`);
+  });
+  return lines.join('\n');
 }
 
 /** `list`: one row per Session. */
