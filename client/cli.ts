@@ -5,12 +5,11 @@
  * Exit codes (see EXIT): 0 ok, 1 unexpected error, 2 usage or invalid input, 3 session not found,
  * 4 server unreachable, 5 timed out. Errors go to stderr as one line prefixed `harness: `.
  */
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import ora from 'ora';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 import { clip, formatDecision, formatDecisionLine, formatInspect, formatList, formatStage } from './cli-format.js';
+import { isEntryPoint } from '../worker/entry-point.js';
 import { EXIT, SessionClientError } from './errors.js';
 import {
   COMMAND_NAMES,
@@ -614,15 +613,4 @@ function quitOnBrokenPipe(err: NodeJS.ErrnoException): void {
   throw err;
 }
 
-/** True when this file is the program (`tsx client/cli.ts`), not imported by bin/harness.js or a test. */
-function isEntryPoint(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) process.exitCode = await main(process.argv.slice(2));
+if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));

@@ -7,7 +7,7 @@
  * The worked examples are data (`contractExamples`), rendered here and executed by the contract
  * test against a real server, so every command in the document is known to work.
  */
-import { realpathSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -41,6 +41,7 @@ import {
   StageRecord,
 } from '../workflows/state.js';
 import type { SessionView } from '../workflows/view.js';
+import { isEntryPoint } from '../worker/entry-point.js';
 import { SESSION_STAGES } from './session-client.js';
 
 // ---- query results --------------------------------------------------------------------------------
@@ -721,20 +722,10 @@ function markdownTable(head: string[], rows: string[][]): string {
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
-function isEntryPoint(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
 /** Where `npm run contract` writes the document. */
 export const CONTRACT_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'contract.md');
 
-if (isEntryPoint()) {
+if (isEntryPoint(import.meta.url)) {
   writeFileSync(CONTRACT_PATH, renderContract());
   process.stdout.write(`wrote ${CONTRACT_PATH}\n`);
 }

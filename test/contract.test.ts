@@ -6,7 +6,6 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,6 +29,7 @@ import { createSessionWorker, type BuiltWorker } from '../worker/create-worker.j
 import { startDevServer, type DevServer } from '../worker/dev-server.js';
 import { MODEL, catalog, scriptedModels, uniqueId, userJson } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
+import { freePorts } from './support/ports.js';
 
 const run = promisify(execFile);
 
@@ -232,17 +232,4 @@ async function eventually(title: string, attempt: () => Promise<string>, expecte
       throw new Error(`"${title}" never printed ${JSON.stringify(expected)}; last output:\n${last}`);
     await new Promise((r) => setTimeout(r, 250));
   }
-}
-
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, async () => {
-      const s = createServer();
-      await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-      return s;
-    }),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
 }

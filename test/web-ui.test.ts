@@ -7,7 +7,6 @@
  * Needs Debian's chromium at /usr/bin/chromium (`apt-get install chromium`); skipped without it.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -18,6 +17,7 @@ import { createSessionWorker, type BuiltWorker } from '../worker/create-worker.j
 import { startDevServer, type DevServer } from '../worker/dev-server.js';
 import { MODEL, catalog, scriptedModels, uniqueId, userJson } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
+import { freePorts } from './support/ports.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -162,17 +162,4 @@ async function waitForFrameText(page: Page, needles: string[]): Promise<string> 
     if (Date.now() > deadline) throw new Error(`the UI never showed ${JSON.stringify(needles)}; it showed:\n${text}`);
     await new Promise((r) => setTimeout(r, 500));
   }
-}
-
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, async () => {
-      const s = createServer();
-      await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-      return s;
-    }),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
 }

@@ -3,11 +3,10 @@
  * with a SQLite file under HARNESS_DATA_DIR and the Web UI, the project's search attributes, then
  * one worker. Ctrl-C stops both; the next start reuses the data.
  */
-import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { ConfigError, loadConfig } from './config.js';
+import { isEntryPoint } from './entry-point.js';
 import { startDevServer } from './dev-server.js';
 import { ensureSearchAttributes } from './search-attributes-setup.js';
 import { runWorker } from './run-worker.js';
@@ -77,15 +76,4 @@ async function main(): Promise<void> {
   }
 }
 
-/** True when this file is the program (`tsx worker/dev.ts`), not imported by the CLI. */
-function isEntryPoint(): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isEntryPoint()) await main();
+if (isEntryPoint(import.meta.url)) await main();
