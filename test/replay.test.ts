@@ -4,8 +4,11 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
-import { Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
+
+// A replay logs each replay worker's life cycle; only problems matter here.
+Runtime.install({ logger: new DefaultLogger('WARN') });
 
 const dir = 'test/histories';
 const files = readdirSync(dir).filter((f) => f.endsWith('.json'));

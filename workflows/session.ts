@@ -554,11 +554,12 @@ function makeSearchAttributePublisher(state: SessionState) {
     const key = JSON.stringify([stage, state.status, goal, state.parentSessionId]);
     if (key === last) return;
     last = key;
+    // Absent values are left out rather than upserted as null, which the Web UI would show as "null".
     upsertSearchAttributes([
       { key: SessionStageKey, value: stage },
       { key: SessionStatusKey, value: state.status },
-      { key: SessionGoalKey, value: goal || null },
-      { key: SessionParentKey, value: state.parentSessionId },
+      ...(goal ? [{ key: SessionGoalKey, value: goal }] : []),
+      ...(state.parentSessionId ? [{ key: SessionParentKey, value: state.parentSessionId }] : []),
     ]);
   };
 }
