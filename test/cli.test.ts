@@ -4,6 +4,9 @@
  * watch, list, approvals and commands, and the exit codes scripts rely on.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SessionClient } from '../client/session-client.js';
@@ -344,3 +347,39 @@ async function closedPort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+describe('harness memory', () => {
+  it('adds, lists and removes memory items in the SQLite store, which outlives each process', async () => {
+    const db = join(mkdtempSync(join(tmpdir(), 'cli-memory-')), 'memory.db');
+    const added = await harness([
+      'memory',
+      'add',
+      'The user prefers tables over prose',
+      '--tag',
+      'style',
+      '--scope',
+      'global',
+      '--db',
+      db,
+    ]);
+    expect(added).toMatchObject({ code: 0, stderr: '' });
+    const id = /added memory (\S+)/.exec(added.stdout)?.[1];
+    expect(id).toBeDefined();
+    await harness(['memory', 'add', 'Reports go to the ops channel', '--scope', 'session:weekly', '--db', db]);
+
+    const listed = await harness(['memory', 'list', '--db', db]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('The user prefers tables over prose');
+    expect(listed.stdout).toContain('Reports go to the ops channel');
+
+    expect(await harness(['memory', 'rm', id!, '--db', db])).toMatchObject({
+      code: 0,
+      stdout: `removed memory ${id}\n`,
+    });
+    const after = await harness(['memory', 'list', '--db', db]);
+    expect(after.stdout).not.toContain('prefers tables');
+    const again = await harness(['memory', 'rm', id!, '--db', db]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/^harness: no memory item/);
+  });
+});
