@@ -2,8 +2,8 @@
  * The Session's intake on a real Temporal server: ordering, de-duplication, rejections, the
  * `submit` update, and continue-as-new.
  */
-import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
+import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter, type ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   commandSignal,
@@ -21,6 +21,7 @@ import {
   send,
   startSession,
   startWorker,
+  uniqueId,
   waitFor,
   type TestWorker,
 } from './support/harness.js';
@@ -198,5 +199,30 @@ describe('Session intake on a real server', () => {
     expect(result).toEqual({ sessionId: expect.any(String), status: 'closed', lastSeq: 2, runs: 1 });
     const decisions = await handle.query(decisionsQuery);
     expect(decisions.map((d) => d.messageId)).toEqual(queued.map((m) => m.messageId));
+  });
+
+  it.each([
+    ['a bad sessionId', { sessionId: 'has spaces' }, 'sessionId must be 1-128 characters'],
+    [
+      'thresholds out of order',
+      { sessionId: 'x', settings: { thresholds: { high: 0.3, low: 0.6 } } },
+      'thresholds.low must be below',
+    ],
+    ['an id that does not match', { sessionId: 'someone-else' }, 'workflow id must be session:someone-else'],
+  ])('fails the workflow (not a workflow task) with a clear error for %s', async (_label, args, message) => {
+    const handle = await w.client.workflow.start('session', {
+      workflowId: `session:${uniqueId('bad-start')}`,
+      taskQueue: w.taskQueue,
+      args: [args],
+    });
+    const failure = await handle.result().then(
+      () => undefined,
+      (e: unknown) => e as WorkflowFailedError,
+    );
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const cause = failure?.cause as ApplicationFailure;
+    expect(cause.type).toBe('InvalidStartArgument');
+    expect(cause.message).toContain(message);
+    expect(await failedWorkflowTasks(handle)).toEqual([]);
   });
 });
