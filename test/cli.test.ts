@@ -7,11 +7,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SessionClient } from '../client/session-client.js';
 import { MODEL, scriptedModels, startWorker, uniqueId, userJson, waitFor, type TestWorker } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
+import { freePorts } from './support/ports.js';
 
 let models: ScriptedModelServer;
 let w: TestWorker;
@@ -340,14 +340,6 @@ describe('harness help and usage', () => {
   });
 });
 
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe('harness memory', () => {
   it('adds, lists and removes memory items in the SQLite store, which outlives each process', async () => {
     const db = join(mkdtempSync(join(tmpdir(), 'cli-memory-')), 'memory.db');
@@ -383,3 +375,9 @@ describe('harness memory', () => {
     expect(again.stderr).toMatch(/^harness: no memory item/);
   });
 });
+
+/** A 127.0.0.1 port that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const [port] = await freePorts(1);
+  return port!;
+}

@@ -78,7 +78,12 @@ describe('the contract on a real server (temporal CLI and HTTP API)', () => {
       log: () => {},
     });
     built = await createSessionWorker(
-      loadConfig({ TEMPORAL_ADDRESS: server.address, HARNESS_TASK_QUEUE: taskQueue, HARNESS_CATALOG_DIR: 'catalog' }),
+      loadConfig({
+        TEMPORAL_ADDRESS: server.address,
+        HARNESS_TASK_QUEUE: taskQueue,
+        HARNESS_CATALOG_DIR: 'catalog',
+        HARNESS_DATA_DIR: dataDir,
+      }),
       {
         workflowBundle: { codePath: inject('workflowBundlePath') },
         models: scriptedModels(models),
@@ -91,8 +96,7 @@ describe('the contract on a real server (temporal CLI and HTTP API)', () => {
   afterAll(async () => {
     built?.worker.shutdown();
     await running;
-    await built?.connection.close();
-    await built?.clientConnection.close();
+    await built?.close();
     await server?.stop();
     await models?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });

@@ -3,7 +3,6 @@
  * `node --import tsx`) and over streamable HTTP on 127.0.0.1, plus servers that cannot start.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +18,7 @@ import {
   type McpServerDefinition,
 } from '../activities/mcp-catalog.js';
 import { startHttpFixture, type FixtureTool, type HttpFixture } from './support/mcp-fixture-server.js';
+import { freePorts } from './support/ports.js';
 
 const FIXTURE = resolve('test/support/mcp-fixture-server.ts');
 /** A config entry that runs the fixture over stdio. */
@@ -43,15 +43,6 @@ function servers(mcpServers: Record<string, unknown>): McpServerDefinition[] {
 
 function writeControl(file: string, tools: FixtureTool[], exit = false): void {
   writeFileSync(file, JSON.stringify({ tools, exit }));
-}
-
-/** A 127.0.0.1 port that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const toolNames = (toolset: ToolsetEntry | undefined) => toolset?.tools.map((t) => t.name);
@@ -316,3 +307,9 @@ describe('connectMcpToolsets', () => {
     ]);
   });
 });
+
+/** A 127.0.0.1 port that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const [port] = await freePorts(1);
+  return port!;
+}

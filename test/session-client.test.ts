@@ -4,7 +4,6 @@
  * start, and the typed errors (invalid input naming the field, unknown session, unreachable server,
  * closed session, no worker answering).
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   InvalidInputError,
@@ -16,6 +15,7 @@ import {
 import { SessionClient, visibilityQuery, type WatchEvent } from '../client/session-client.js';
 import { MODEL, scriptedModels, startWorker, uniqueId, userJson, waitFor, type TestWorker } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
+import { freePorts } from './support/ports.js';
 
 let models: ScriptedModelServer;
 let w: TestWorker;
@@ -298,11 +298,8 @@ describe('SessionClient: connecting', () => {
   });
 });
 
-/** A port nothing listens on. */
+/** A 127.0.0.1 port that nothing listens on. */
 async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  const [port] = await freePorts(1);
+  return port!;
 }

@@ -65,7 +65,7 @@ describe.skipIf(!hasChromium)(
       uiUrl = server.uiUrl;
       const taskQueue = uniqueId('ui');
       built = await createSessionWorker(
-        loadConfig({ TEMPORAL_ADDRESS: server.address, HARNESS_TASK_QUEUE: taskQueue }),
+        loadConfig({ TEMPORAL_ADDRESS: server.address, HARNESS_TASK_QUEUE: taskQueue, HARNESS_DATA_DIR: dataDir }),
         {
           workflowBundle: { codePath: inject('workflowBundlePath') },
           models: scriptedModels(models),
@@ -100,8 +100,7 @@ describe.skipIf(!hasChromium)(
       await client?.close();
       built?.worker.shutdown();
       await running;
-      await built?.connection.close();
-      await built?.clientConnection.close();
+      await built?.close();
       await server?.stop();
       await models?.close();
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
