@@ -148,7 +148,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities {
           'NotConfigured',
         );
       }
-      const sessionId = subSessionId(request.parentSessionId, request.message.messageId);
+      const sessionId = subSessionId(request.parentSessionId, request.requestKey ?? request.message.messageId);
       // Deterministic defaults: the parent's settings and a named profile; no goals, so the new
       // Session initializes its own goals and environment from the handed-over message.
       await deps.sessions.startWithMessage({

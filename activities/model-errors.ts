@@ -7,6 +7,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import type { z } from 'zod';
 
+export const MAX_RETRY_AFTER_MS = 30_000;
+
 export const FailureType = {
   Timeout: 'ModelTimeout',
   Unavailable: 'ModelUnavailable',
@@ -17,17 +19,21 @@ export const FailureType = {
   NotConfigured: 'ModelNotConfigured',
 } as const;
 
-/** Seconds (or an HTTP date) from `retry-after`, or milliseconds from `retry-after-ms`; capped at 10 minutes. */
+/**
+ * Seconds (or an HTTP date) from `retry-after`, or milliseconds from `retry-after-ms`, capped at
+ * 30 s: a helper-model call must degrade an input, not stall the Session (the workflow's
+ * schedule-to-close timeout bounds the whole call as well).
+ */
 export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
   if (!headers) return undefined;
   const ms = Number(headers.get('retry-after-ms'));
-  if (headers.get('retry-after-ms') !== null && Number.isFinite(ms) && ms >= 0) return Math.min(ms, 600_000);
+  if (headers.get('retry-after-ms') !== null && Number.isFinite(ms) && ms >= 0) return Math.min(ms, MAX_RETRY_AFTER_MS);
   const value = headers.get('retry-after');
   if (value === null || value.trim() === '') return undefined;
   const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, 600_000);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
   const date = Date.parse(value);
-  if (Number.isFinite(date)) return Math.min(Math.max(0, date - now), 600_000);
+  if (Number.isFinite(date)) return Math.min(Math.max(0, date - now), MAX_RETRY_AFTER_MS);
   return undefined;
 }
 

@@ -5,6 +5,7 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { FailureType, parseModelJson, toModelFailure } from './model-errors.js';
+import { strictJsonSchema } from './strict-json-schema.js';
 import {
   agentPrompt,
   compactionPrompt,
@@ -94,7 +95,7 @@ export class OpenAIModels implements RoleModels {
             json_schema: {
               name: `${role}_output`,
               strict: true,
-              schema: z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>,
+              schema: strictJsonSchema(z.toJSONSchema(schema, { io: 'input' })),
             },
           }
         : { type: 'json_object' as const };

@@ -72,6 +72,8 @@ export interface CreateSubRequest {
   profile: string;
   settings: Settings;
   message: { messageId: string; text: string; resources: ResourceRef[] };
+  /** The request's de-duplication key in the parent (its messageId, or origin and messageId if handed over). */
+  requestKey?: string;
 }
 export interface CreateSubResult {
   sessionId: string;

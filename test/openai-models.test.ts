@@ -61,6 +61,36 @@ describe('OpenAIModels', () => {
     expect(format.json_schema.strict).toBe(true);
     expect(Object.keys(format.json_schema.schema.properties)).toEqual(['phaseRelevance', 'sessionRelevance']);
     expect(format.json_schema.schema.required).toEqual(['phaseRelevance', 'sessionRelevance']);
+    expect(format.json_schema.schema).toMatchObject({ additionalProperties: false });
+  });
+
+  it('makes optional fields required and nullable for strict mode, and reads null as absent', async () => {
+    const orchestration = new OpenAIModels({
+      baseURL: server.baseURL,
+      apiKey: 'test',
+      models: { orchestration: 'picker' },
+      jsonMode: 'json_schema',
+    });
+    server.enqueue('picker', { json: { skills: ['markdown-to-docx'], toolsets: null, memories: null } });
+    const empty = { skills: [], toolsets: [], memories: [] };
+    const answer = await orchestration.orchestrate(
+      {
+        task: { sessionGoal: 'g', phaseGoal: 'p', message: 'm', resources: [] },
+        mode: 'init',
+        current: empty,
+        candidates: empty,
+      },
+      call,
+    );
+    expect(answer).toEqual({ skills: ['markdown-to-docx'], toolsets: null, memories: null });
+    const schema = (
+      server.requests('picker').at(-1)!.body.response_format as { json_schema: { schema: Record<string, unknown> } }
+    ).json_schema.schema;
+    expect(schema).toMatchObject({
+      additionalProperties: false,
+      required: ['skills', 'toolsets', 'memories'],
+      properties: { toolsets: { anyOf: [{ type: 'array' }, { type: 'null' }] } },
+    });
   });
 
   it.each([
@@ -120,7 +150,7 @@ describe('parseModelJson', () => {
 });
 
 describe('retryAfterMs', () => {
-  it('reads seconds, HTTP dates and retry-after-ms, capped at ten minutes', () => {
+  it('reads seconds, HTTP dates and retry-after-ms, capped at 30 seconds', () => {
     expect(retryAfterMs(new Headers({ 'retry-after': '3' }))).toBe(3_000);
     expect(retryAfterMs(new Headers({ 'retry-after-ms': '250' }))).toBe(250);
     expect(
@@ -129,7 +159,7 @@ describe('retryAfterMs', () => {
         Date.parse('Wed, 21 Oct 2015 07:28:00 GMT'),
       ),
     ).toBe(10_000);
-    expect(retryAfterMs(new Headers({ 'retry-after': '99999' }))).toBe(600_000);
+    expect(retryAfterMs(new Headers({ 'retry-after': '99999' }))).toBe(30_000);
     expect(retryAfterMs(new Headers({}))).toBeUndefined();
   });
 });

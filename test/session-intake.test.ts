@@ -13,6 +13,7 @@ import {
   snapshotQuery,
   submitUpdate,
 } from '../workflows/api.js';
+import { SessionGoalKey } from '../workflows/search-attributes.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import {
   MODEL,
@@ -224,5 +225,32 @@ describe('Session intake on a real server', () => {
     expect(cause.type).toBe('InvalidStartArgument');
     expect(cause.message).toContain(message);
     expect(await failedWorkflowTasks(handle)).toEqual([]);
+  });
+
+  it('survives continue-as-new with large Chinese inputs: a full queue refuses, nothing accepted is lost, the run goes on', async () => {
+    const handle = await startSession(w, { settings: { continueAsNewAfter: 3, agentTurn: false } });
+    await handle.signal(commandSignal, { commandId: 'hold', name: 'pause' });
+    const resources = Array.from({ length: 8 }, (_, i) => ({
+      uri: `https://example.com/doc/${i}/${'x'.repeat(1_500)}`,
+    }));
+    const sent = Array.from({ length: 30 }, (_, i) => message(`${'研究报告'.repeat(3_000)} #${i}`, { resources }));
+    for (const m of sent) await handle.signal(messageSignal, m);
+    const paused = await handle.query(snapshotQuery);
+    expect(paused.counts.accepted + paused.counts.rejected).toBe(30);
+    expect(paused.counts.rejected).toBeGreaterThan(0);
+    expect(paused.recentRejections.at(-1)?.reason).toContain('queue is full');
+    await handle.signal(commandSignal, { commandId: 'go', name: 'resume' });
+
+    const done = await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.seq.lastBound === paused.counts.accepted && s.stage === 'Idle',
+      90_000,
+    );
+    expect(done.run).toBeGreaterThan(2);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    // The 1,500-byte cut keeps the SessionGoal search attribute under Temporal's 2 KB limit.
+    const goal = (await handle.describe()).typedSearchAttributes.get(SessionGoalKey) ?? '';
+    expect(Buffer.byteLength(goal)).toBeLessThanOrEqual(1_500);
+    expect(goal.startsWith('研究报告')).toBe(true);
   });
 });

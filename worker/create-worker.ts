@@ -76,11 +76,10 @@ export async function createSessionWorker(
       catalogProblems = [...catalogProblems, ...connected.problems];
     }
   }
-  const memories = overrides.memories ?? MemoryStore.open(config.memoryDb);
-  const models = overrides.models ?? createModels(config.models);
+  let memories: MemoryStore | undefined = overrides.memories;
   const opened: Array<() => Promise<void> | void> = [
     () => mcp?.close(),
-    () => (overrides.memories ? undefined : memories.close()),
+    () => (overrides.memories ? undefined : memories?.close()),
   ];
   let closed = false;
   const closeAll = async () => {
@@ -89,6 +88,8 @@ export async function createSessionWorker(
     for (const close of [...opened].reverse()) await close();
   };
   try {
+    memories ??= MemoryStore.open(config.memoryDb);
+    const models = overrides.models ?? createModels(config.models);
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     opened.push(() => connection.close());
     const clientConnection = await Connection.connect({ address: config.temporal.address });

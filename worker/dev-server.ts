@@ -59,7 +59,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   child.stderr?.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let running = true;
-  void exited.then(() => (running = false));
+  // The server has its own process group, so it would outlive us: take it down whenever we exit.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => {
+    running = false;
+    process.removeListener('exit', killOnExit);
+  });
 
   const address = `127.0.0.1:${options.port}`;
   const deadline = Date.now() + 60_000;

@@ -26,6 +26,14 @@ const defaultLog = (line: string) => process.stdout.write(`[harness] ${line}\n`)
  */
 export async function runDev(options: DevOptions = {}): Promise<void> {
   const log = options.log ?? defaultLog;
+  // Until the worker runs (and handles signals itself), Ctrl-C exits at once; the dev server is
+  // killed on exit (see startDevServer), so nothing is left behind.
+  const interrupt = () => {
+    log('interrupted during start-up');
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
   const base = loadConfig(options.env);
   const cliPath = ensureTemporalCli({ ...(options.env ? { env: options.env } : {}), log });
   const dbFile = join(base.dataDir, 'temporal.db');
@@ -59,6 +67,8 @@ export async function runDev(options: DevOptions = {}): Promise<void> {
     await connection.close();
     log(`Temporal gRPC on ${server.address}, HTTP API on http://127.0.0.1:${config.dev.httpPort}`);
     log(`Temporal Web UI: ${server.uiUrl}/namespaces/${config.temporal.namespace}/workflows`);
+    process.removeListener('SIGINT', interrupt);
+    process.removeListener('SIGTERM', interrupt);
     await runWorker(config, log);
   } finally {
     log('stopping temporal server');

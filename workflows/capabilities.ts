@@ -21,13 +21,13 @@ export type Candidates = z.infer<typeof CandidatesSchema>;
 export type Selection = Record<CapKind, string[]>;
 
 /**
- * The orchestrator's answer as received. A kind it leaves out keeps its current capabilities: an
+ * The orchestrator's answer as received. A kind it leaves out (or sends as null) keeps its current capabilities: an
  * omission is not a selection, and nothing is cleared before a replacement has been selected.
  */
 export const SelectionSchema = z.object({
-  skills: z.array(z.string()).optional(),
-  toolsets: z.array(z.string()).optional(),
-  memories: z.array(z.string()).optional(),
+  skills: z.array(z.string()).nullish(),
+  toolsets: z.array(z.string()).nullish(),
+  memories: z.array(z.string()).nullish(),
 });
 export type PartialSelection = z.infer<typeof SelectionSchema>;
 

@@ -13,6 +13,7 @@ import {
   type PendingInput,
 } from './state.js';
 import { Settings } from './schemas.js';
+import { BUDGET, jsonBytes } from './budget.js';
 
 export type IntakeResult =
   | { kind: 'accepted'; seq: number }
@@ -69,17 +70,32 @@ function messageIdOf(raw: unknown): string | null {
   return null;
 }
 
-function queuedChars(state: SessionState): number {
-  return state.queue.reduce((sum, p) => sum + p.text.length, 0);
+function queuedBytes(state: SessionState): number {
+  return state.queue.reduce((sum, p) => sum + jsonBytes(p), 0);
 }
 
-/** The seq an earlier input with this messageId got, if it is still within the de-duplication window. */
-export function seqOfRecent(state: SessionState, messageId: string): number | undefined {
+/** The key an input is de-duplicated by: a handed-over input is keyed by its origin too. */
+export function dedupeKey(message: { messageId: string; routed?: { fromSessionId: string } | null }): string {
+  return message.routed ? `routed:${message.routed.fromSessionId}:${message.messageId}` : message.messageId;
+}
+
+/** The seq an earlier input with this de-duplication key got, if it is still remembered. */
+export function seqOfRecent(state: SessionState, key: string): number | undefined {
   for (let i = state.recent.length - 1; i >= 0; i--) {
     const entry = state.recent[i];
-    if (entry && entry[0] === messageId) return entry[1];
+    if (entry && entry[0] === key) return entry[1];
   }
   return undefined;
+}
+
+/**
+ * Keeps the de-duplication memory within settings.dedupeWindow by forgetting the oldest ids of
+ * inputs already bound. Ids of queued inputs are never forgotten, however many are waiting.
+ */
+function forgetBoundIds(state: SessionState): void {
+  while (state.recent.length > state.settings.dedupeWindow && (state.recent[0]?.[1] ?? 0) <= state.boundSeq) {
+    state.recent.shift();
+  }
 }
 
 /**
@@ -89,9 +105,9 @@ export function seqOfRecent(state: SessionState, messageId: string): number | un
 export function refusal(state: SessionState, raw: unknown): string | null {
   const parsed = MessageInput.safeParse(raw);
   if (!parsed.success) return `invalid message: ${describeIssues(parsed.error)}`;
-  if (seqOfRecent(state, parsed.data.messageId) !== undefined) return null;
+  if (seqOfRecent(state, dedupeKey(parsed.data)) !== undefined) return null;
   if (state.status === 'closed') return 'session is closed and accepts no new messages';
-  if (queuedChars(state) + parsed.data.text.length > LIMITS.queueChars) {
+  if (queuedBytes(state) + jsonBytes(parsed.data) > BUDGET.queue) {
     return `session queue is full (${state.queue.length} inputs waiting); retry later`;
   }
   return null;
@@ -111,7 +127,8 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
     return { kind: 'rejected', reason, messageId };
   }
   const message = MessageInput.parse(raw);
-  const earlier = seqOfRecent(state, message.messageId);
+  const key = dedupeKey(message);
+  const earlier = seqOfRecent(state, key);
   if (earlier !== undefined) {
     state.counts.duplicates++;
     return { kind: 'duplicate', seq: earlier };
@@ -127,8 +144,8 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
     via,
     routed: message.routed ?? null,
   });
-  state.recent.push([message.messageId, seq]);
-  keepLast(state.recent, state.settings.dedupeWindow);
+  state.recent.push([key, seq]);
+  forgetBoundIds(state);
   state.counts.accepted++;
   return { kind: 'accepted', seq };
 }

@@ -22,6 +22,7 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
+import { z } from 'zod';
 import type { AlignedTask, SessionActivities } from '../activities/types.js';
 import {
   DESCRIPTIONS,
@@ -48,7 +49,8 @@ import {
 } from './capabilities.js';
 import { applyControl, openPhase, type ControlKind } from './control.js';
 import { band, decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
-import { bindNext, initialState, intake, refusal, restoreState } from './intake.js';
+import { BUDGET, clipBytes, enforceBudget } from './budget.js';
+import { bindNext, dedupeKey, initialState, intake, refusal, restoreState } from './intake.js';
 import { SessionStart, describeIssues, workflowIdFor } from './schemas.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from './search-attributes.js';
 import {
@@ -78,6 +80,23 @@ export interface SessionResult {
 }
 
 const NON_RETRYABLE = ['ModelInvalidOutput', 'ModelRequestRejected', 'ModelNotConfigured', 'InvalidRequest'];
+
+// Activity results are checked before use: a worker running other code on the same task queue must
+// not be able to fail a workflow task with a malformed answer.
+const ScoresShape = z.object({ phaseRelevance: z.number(), sessionRelevance: z.number() });
+const TermsShape = z.object({ terms: z.array(z.string()) });
+const CreatedShape = z.object({ sessionId: z.string().min(1) });
+
+function expectShape<T>(shape: z.ZodType<T>, value: unknown): T {
+  const parsed = shape.safeParse(value);
+  if (!parsed.success) {
+    throw ApplicationFailure.nonRetryable(
+      `unexpected activity result: ${describeIssues(parsed.error)}`,
+      'InvalidActivityResult',
+    );
+  }
+  return parsed.data;
+}
 
 /** Workflow type `session`. */
 export async function session(input: SessionInput): Promise<SessionResult> {
@@ -154,6 +173,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     if (shouldContinueAsNew()) {
       // Between inputs only, and after every handler has finished, so nothing in flight is lost.
       await condition(allHandlersFinished);
+      enforceBudget(state);
       await continueAsNew<typeof session>({ ...startOf(state), carried: state });
     }
     const next = bindNext(state, Date.now());
@@ -231,6 +251,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     state.decisions.push(record);
     keepLast(state.decisions, state.settings.keepDecisions);
     state.counts.byDecision[record.decision] = (state.counts.byDecision[record.decision] ?? 0) + 1;
+    enforceBudget(state);
   }
 
   /** Stage 1: how does this input relate to the current phase and the Session? */
@@ -241,12 +262,15 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       await runStage(record, STAGES[0], () => Promise.resolve('first task input: goals come from it'));
       return decide({ firstTask: true, thresholds });
     }
-    const result = await runStage(record, STAGES[0], () =>
-      activities.relevance({
-        message: { text: input.text, resources: input.resources },
-        phaseGoal: phaseGoal.text,
-        sessionGoal: sessionGoal.text,
-      }),
+    const result = await runStage(record, STAGES[0], async () =>
+      expectShape(
+        ScoresShape,
+        await activities.relevance({
+          message: { text: input.text, resources: input.resources },
+          phaseGoal: phaseGoal.text,
+          sessionGoal: sessionGoal.text,
+        }),
+      ),
     );
     if (!result.ok) return decide({ firstTask: false, relevance: { ok: false, reason: result.reason }, thresholds });
     const { phaseRelevance, sessionRelevance } = result.value;
@@ -267,8 +291,10 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       message: input.text,
       resources: input.resources,
     };
-    const extracted = await runStage(record, STAGES[1], () => activities.extractTerms({ task }));
-    const terms = extracted.ok ? extracted.value.terms.filter((t) => typeof t === 'string' && t.trim()) : [];
+    const extracted = await runStage(record, STAGES[1], async () =>
+      expectShape(TermsShape, await activities.extractTerms({ task })),
+    );
+    const terms = extracted.ok ? extracted.value.terms.filter((t) => t.trim()) : [];
     if (!extracted.ok) record.fallbacks.push(`extraction: ${extracted.reason}; recall used the raw task text`);
 
     const rawText = task.phaseGoal === input.text ? input.text : `${task.phaseGoal}\n${input.text}`;
@@ -362,7 +388,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       }
     } catch (err) {
       if (isCancellation(err)) throw err;
-      done('failed', describeFailure(err));
+      done('failed', clipBytes(describeFailure(err), BUDGET.reason));
     }
   }
 
@@ -413,22 +439,39 @@ export async function session(input: SessionInput): Promise<SessionResult> {
         }
       }
       if (best) {
-        await getExternalWorkflowHandle(workflowIdFor(best.child.sessionId)).signal(messageSignal, payload);
-        best.child.lastRoutedSeq = input.seq;
-        best.child.routed++;
-        return settle(
-          best.child.sessionId,
-          'existing-sub',
-          `handed to sub-session (session relevance ${best.score.toFixed(2)})`,
-        );
+        try {
+          await getExternalWorkflowHandle(workflowIdFor(best.child.sessionId)).signal(messageSignal, payload);
+          best.child.lastRoutedSeq = input.seq;
+          best.child.routed++;
+          return settle(
+            best.child.sessionId,
+            'existing-sub',
+            `handed to sub-session (session relevance ${best.score.toFixed(2)})`,
+          );
+        } catch (err) {
+          if (isCancellation(err)) throw err;
+          // A sub-session that has finished can take nothing more: forget it and start a new one.
+          const gone = best.child.sessionId;
+          state.children = state.children.filter((c) => c.sessionId !== gone);
+          record.fallbacks.push(
+            clipBytes(
+              `routing: ${gone} did not take the request (${describeFailure(err)}); created a new sub-session`,
+              BUDGET.reason,
+            ),
+          );
+        }
       }
-      const created = await activities.createSubSession({
-        parentSessionId: state.sessionId,
-        taskQueue: workflowInfo().taskQueue,
-        profile: 'sub-session',
-        settings: state.settings,
-        message: { messageId: input.messageId, text: input.text, resources: input.resources },
-      });
+      const created = expectShape(
+        CreatedShape,
+        await activities.createSubSession({
+          parentSessionId: state.sessionId,
+          taskQueue: workflowInfo().taskQueue,
+          profile: 'sub-session',
+          settings: state.settings,
+          message: { messageId: input.messageId, text: input.text, resources: input.resources },
+          requestKey: dedupeKey(input),
+        }),
+      );
       state.children.push({
         sessionId: created.sessionId,
         goal: input.text,
@@ -456,7 +499,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       return { ok: true, value };
     } catch (err) {
       if (isCancellation(err)) throw err;
-      const reason = describeFailure(err);
+      const reason = clipBytes(describeFailure(err), BUDGET.reason);
       record.stages.push({ stage: name, startedAt, endedAt: Date.now(), outcome: `fallback: ${reason}` });
       return { ok: false, reason };
     }
@@ -521,8 +564,15 @@ function makeActivities(settings: SessionState['settings']) {
     maximumInterval: '2s',
     nonRetryableErrorTypes: NON_RETRYABLE,
   };
+  // scheduleToClose bounds the whole call, retries and server-requested delays (retry-after) included,
+  // so a rate-limited or dead model degrades an input instead of stalling the Session.
   const helper = (summary: string, timeoutMs = settings.modelTimeoutMs) =>
-    proxyActivities<SessionActivities>({ startToCloseTimeout: timeoutMs, retry, summary });
+    proxyActivities<SessionActivities>({
+      startToCloseTimeout: timeoutMs,
+      scheduleToCloseTimeout: timeoutMs * settings.modelAttempts + 15_000,
+      retry,
+      summary,
+    });
   // Recall is a fast, in-process index look-up: a local activity skips a server round trip.
   const recall = proxyLocalActivities<SessionActivities>({
     startToCloseTimeout: '10s',
@@ -550,7 +600,8 @@ function makeActivities(settings: SessionState['settings']) {
 function makeSearchAttributePublisher(state: SessionState) {
   let last = '';
   return (stage: SessionStage): void => {
-    const goal = state.goals.session?.text.slice(0, 1000) ?? '';
+    // Temporal refuses Keyword/Text values over 2 KB (and terminates the run): cut by bytes.
+    const goal = clipBytes(state.goals.session?.text ?? '', 1_500);
     const key = JSON.stringify([stage, state.status, goal, state.parentSessionId]);
     if (key === last) return;
     last = key;

@@ -200,7 +200,7 @@ export const SessionState = z.object({
   /** Seq of the last input the main loop bound (0 before the first). */
   boundSeq: z.number().int().nonnegative(),
   queue: z.array(PendingInput),
-  /** Recent messageIds with their seq, oldest first; bounded by settings.dedupeWindow. */
+  /** Recent de-duplication keys (messageIds) with their seq, oldest first; see intake.ts. */
   recent: z.array(z.tuple([z.string(), z.number().int()])),
   history: z.array(BoundInput),
   decisions: z.array(DecisionRecord),
@@ -235,8 +235,6 @@ export const LIMITS = {
   routingCandidates: 5,
   controlEvents: 50,
   recentControl: 500,
-  /** Total characters of queued text; beyond it new inputs are refused with a clear reason. */
-  queueChars: 1_000_000,
   /** Reply characters kept per bound input. */
   replyChars: 8_000,
 } as const;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bindNext, initialState, intake, refusal } from '../../workflows/intake.js';
+import { BUDGET, jsonBytes } from '../../workflows/budget.js';
 import { LIMITS } from '../../workflows/state.js';
 
 const fresh = (settings = {}) => initialState({ sessionId: 's1', settings });
@@ -32,9 +33,12 @@ describe('intake', () => {
     expect(state.nextSeq).toBe(2);
   });
 
-  it('forgets messageIds beyond the de-duplication window, oldest first', () => {
+  it('forgets the ids of bound inputs beyond the de-duplication window, oldest first', () => {
     const state = fresh({ dedupeWindow: 10 });
-    for (let i = 0; i < 11; i++) intake(state, { messageId: `m${i}`, text: 'x' }, 'signal', 1);
+    for (let i = 0; i < 11; i++) {
+      intake(state, { messageId: `m${i}`, text: 'x' }, 'signal', 1);
+      bindNext(state, 1);
+    }
     expect(state.recent).toHaveLength(10);
     expect(intake(state, { messageId: 'm10', text: 'x' }, 'signal', 1).kind).toBe('duplicate');
     expect(intake(state, { messageId: 'm0', text: 'x' }, 'signal', 1)).toEqual({ kind: 'accepted', seq: 12 });
@@ -76,14 +80,48 @@ describe('intake', () => {
     expect(refusal(state, { messageId: 'a', text: 'x' })).toBeNull();
   });
 
-  it('refuses input beyond the queue budget instead of growing state without bound', () => {
+  it('refuses input beyond the queue byte budget, counting resources and UTF-8 bytes', () => {
     const state = fresh();
-    const big = 'x'.repeat(16_000);
+    const chinese = '研'.repeat(5_000); // 15,000 bytes of text in 5,000 characters
+    const resources = [{ uri: `https://example.com/${'x'.repeat(2_000)}` }];
     let accepted = 0;
-    for (let i = 0; i < 100; i++)
-      if (intake(state, { messageId: `m${i}`, text: big }, 'signal', 1).kind === 'accepted') accepted++;
-    expect(accepted).toBe(Math.floor(LIMITS.queueChars / big.length));
+    for (let i = 0; i < 100; i++) {
+      if (intake(state, { messageId: `m${i}`, text: chinese, resources }, 'signal', 1).kind === 'accepted') accepted++;
+    }
+    expect(accepted).toBeGreaterThan(20);
+    expect(accepted).toBeLessThan(40);
+    expect(jsonBytes(state.queue)).toBeLessThanOrEqual(BUDGET.queue);
     expect(state.rejections.at(-1)?.reason).toContain('queue is full');
+  });
+
+  it('never forgets the id of a queued input, however many are waiting', () => {
+    const state = fresh({ dedupeWindow: 10 });
+    for (let i = 0; i < 12; i++) intake(state, { messageId: `m${i}`, text: 'x' }, 'signal', 1);
+    expect(intake(state, { messageId: 'm0', text: 'x' }, 'signal', 1)).toEqual({ kind: 'duplicate', seq: 1 });
+    expect(state.queue).toHaveLength(12);
+    for (let i = 0; i < 12; i++) bindNext(state, 2);
+    intake(state, { messageId: 'm12', text: 'x' }, 'signal', 3);
+    expect(state.recent.length).toBeLessThanOrEqual(10);
+  });
+
+  it('keys handed-over inputs by their origin, so they cannot collide with the receiver own messageIds', () => {
+    const state = fresh();
+    intake(state, { messageId: '1', text: 'from the user' }, 'signal', 1);
+    const routed = {
+      messageId: '1',
+      text: 'from a sub-session',
+      routed: { fromSessionId: 'child', reason: 'out-of-scope' },
+    };
+    expect(intake(state, routed, 'signal', 2)).toEqual({ kind: 'accepted', seq: 2 });
+    expect(intake(state, routed, 'signal', 3)).toEqual({ kind: 'duplicate', seq: 2 });
+  });
+
+  it('accepts null resources and from as absent (Temporal HTTP API shorthand)', () => {
+    const state = fresh();
+    expect(intake(state, { messageId: 'n', text: 'x', resources: null, from: null }, 'signal', 1).kind).toBe(
+      'accepted',
+    );
+    expect(state.queue[0]).toMatchObject({ resources: [], from: null });
   });
 });
 
