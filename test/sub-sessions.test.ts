@@ -6,6 +6,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   capabilitiesQuery,
+  commandSignal,
   decisionsQuery,
   goalsQuery,
   historyQuery,
@@ -128,6 +129,29 @@ describe('routing out-of-scope requests', () => {
       from: { kind: 'session', id: subId },
       routed: { fromSessionId: subId },
     });
+  });
+});
+
+describe('a sub-session that has finished', () => {
+  it('is forgotten as a routing target, and the request goes to a new sub-session', async () => {
+    const parent = await startSession(f.worker);
+    await send(parent, GUIDE);
+    await idleAt(parent, 1);
+    await send(parent, WEATHER);
+    const [, first] = await idleAt(parent, 2);
+    const closedChild = first!.route!.to!;
+    const child = f.worker.client.workflow.getHandle(`session:${closedChild}`);
+    await idleAt(child, 1);
+    await child.signal(commandSignal, { commandId: 'done', name: 'close' });
+    await child.result();
+
+    await send(parent, RAIN);
+    const [, , second] = await idleAt(parent, 3);
+    expect(second?.route).toMatchObject({ via: 'new-sub' });
+    expect(second?.route?.to).not.toBe(closedChild);
+    expect(second?.fallbacks).toEqual([expect.stringContaining(`routing: ${closedChild} did not take the request`)]);
+    const children = (await parent.query(snapshotQuery)).children.map((c) => c.sessionId);
+    expect(children).toEqual([second!.route!.to]);
   });
 });
 
