@@ -5,9 +5,7 @@
  * enabled, in the order the document gives them. Real query results match the published schemas.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import * as prettier from 'prettier';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -24,12 +22,10 @@ import {
   type HttpExample,
 } from '../client/contract.js';
 import { SessionClient } from '../client/session-client.js';
-import { loadConfig } from '../worker/config.js';
-import { createSessionWorker, type BuiltWorker } from '../worker/create-worker.js';
-import { startDevServer, type DevServer } from '../worker/dev-server.js';
-import { MODEL, catalog, scriptedModels, uniqueId, userJson } from './support/harness.js';
+import { type DevServer } from '../worker/dev-server.js';
+import { MODEL, scriptedModels, uniqueId, userJson } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
-import { freePorts } from './support/ports.js';
+import { startOwnStack, type OwnStack } from './support/own-stack.js';
 
 const run = promisify(execFile);
 
@@ -55,51 +51,21 @@ describe('docs/contract.md', () => {
 
 describe('the contract on a real server (temporal CLI and HTTP API)', () => {
   let models: ScriptedModelServer;
+  let stack: OwnStack;
   let server: DevServer;
-  let built: BuiltWorker;
-  let running: Promise<void>;
-  let dataDir: string;
+  let taskQueue: string;
   let httpPort: number;
-  const taskQueue = uniqueId('contract');
 
   beforeAll(async () => {
     models = await ScriptedModelServer.start();
     scriptModels(models);
-    const [port, uiPort, http] = (await freePorts(3)) as [number, number, number];
-    httpPort = http;
-    dataDir = mkdtempSync(join(tmpdir(), 'harness-contract-'));
-    server = await startDevServer({
-      cliPath: inject('temporalCliPath'),
-      dbFile: join(dataDir, 'temporal.db'),
-      port,
-      uiPort,
-      httpPort,
-      namespace: 'default',
-      log: () => {},
-    });
-    built = await createSessionWorker(
-      loadConfig({
-        TEMPORAL_ADDRESS: server.address,
-        HARNESS_TASK_QUEUE: taskQueue,
-        HARNESS_CATALOG_DIR: 'catalog',
-        HARNESS_DATA_DIR: dataDir,
-      }),
-      {
-        workflowBundle: { codePath: inject('workflowBundlePath') },
-        models: scriptedModels(models),
-        catalog: catalog(),
-      },
-    );
-    running = built.worker.run();
+    stack = await startOwnStack({ name: 'contract', models: scriptedModels(models) });
+    ({ server, taskQueue, httpPort } = stack);
   });
 
   afterAll(async () => {
-    built?.worker.shutdown();
-    await running;
-    await built?.close();
-    await server?.stop();
+    await stack?.stop();
     await models?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('runs every `temporal` CLI example in order, and the results match the published schemas', async () => {

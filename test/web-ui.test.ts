@@ -6,18 +6,15 @@
  *
  * Needs Debian's chromium at /usr/bin/chromium (`apt-get install chromium`); skipped without it.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionClient } from '../client/session-client.js';
-import { loadConfig } from '../worker/config.js';
-import { createSessionWorker, type BuiltWorker } from '../worker/create-worker.js';
-import { startDevServer, type DevServer } from '../worker/dev-server.js';
-import { MODEL, catalog, scriptedModels, uniqueId, userJson } from './support/harness.js';
+import { MODEL, scriptedModels, uniqueId, userJson } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
-import { freePorts } from './support/ports.js';
+import { startOwnStack, type OwnStack } from './support/own-stack.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -30,13 +27,10 @@ describe.skipIf(!hasChromium)(
     : `the Temporal Web UI shows a Session to ops — SKIPPED: ${CHROMIUM} is not installed (apt-get install chromium)`,
   () => {
     let models: ScriptedModelServer;
-    let server: DevServer;
-    let built: BuiltWorker;
-    let running: Promise<void>;
+    let stack: OwnStack;
     let client: SessionClient;
     let browser: BrowserContext;
     let page: Page;
-    let dataDir: string;
     let uiUrl: string;
     const sessionId = uniqueId('ui');
 
@@ -51,29 +45,9 @@ describe.skipIf(!hasChromium)(
       });
       models.on(MODEL.agent, { content: 'Outline ready.' });
 
-      const [port, uiPort, httpPort] = (await freePorts(3)) as [number, number, number];
-      dataDir = mkdtempSync(join(tmpdir(), 'harness-ui-'));
-      server = await startDevServer({
-        cliPath: inject('temporalCliPath'),
-        dbFile: join(dataDir, 'temporal.db'),
-        port,
-        uiPort,
-        httpPort,
-        namespace: 'default',
-        log: () => {},
-      });
-      uiUrl = server.uiUrl;
-      const taskQueue = uniqueId('ui');
-      built = await createSessionWorker(
-        loadConfig({ TEMPORAL_ADDRESS: server.address, HARNESS_TASK_QUEUE: taskQueue, HARNESS_DATA_DIR: dataDir }),
-        {
-          workflowBundle: { codePath: inject('workflowBundlePath') },
-          models: scriptedModels(models),
-          catalog: catalog(),
-        },
-      );
-      running = built.worker.run();
-      client = await SessionClient.connect({ address: server.address, taskQueue });
+      stack = await startOwnStack({ name: 'ui', models: scriptedModels(models) });
+      uiUrl = stack.server.uiUrl;
+      client = await SessionClient.connect({ address: stack.server.address, taskQueue: stack.taskQueue });
       const submitted = await client.submit(sessionId, { text: GOAL, messageId: 'ui-1' }, { wait: true });
       expect(submitted.decision?.decision).toBe('initialize');
 
@@ -98,12 +72,8 @@ describe.skipIf(!hasChromium)(
     afterAll(async () => {
       await browser?.close();
       await client?.close();
-      built?.worker.shutdown();
-      await running;
-      await built?.close();
-      await server?.stop();
+      await stack?.stop();
       await models?.close();
-      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     });
 
     it('opens the Session page and shows its summary, details and current details', async () => {
