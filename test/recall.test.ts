@@ -7,7 +7,7 @@ import { IndexedCatalog, searchTerms, type CatalogEntry } from '../activities/ca
 import { loadCatalogDir } from '../activities/catalog-files.js';
 import { createActivities } from '../activities/index.js';
 import { MemoryStore } from '../activities/memory-store.js';
-import { NoModels } from '../activities/no-models.js';
+import { LocalModels } from '../activities/local-models.js';
 
 const demo = loadCatalogDir('catalog');
 const catalog = new IndexedCatalog(demo.entries);
@@ -133,7 +133,7 @@ describe('the recall activity', () => {
       scope: { sessionId: 's-1' },
     });
     memories.add({ text: 'Another session: weekly report for APAC', scope: { sessionId: 's-2' } });
-    const activities = createActivities({ models: new NoModels(), catalog, memories, recall: { k: 5, floor: 0.1 } });
+    const activities = createActivities({ models: new LocalModels(), catalog, memories, recall: { k: 5, floor: 0.1 } });
     const found = await activities.recall({
       sessionId: 's-1',
       terms: ['customer-support', 'weekly report', 'charts'],
