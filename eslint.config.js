@@ -1,10 +1,37 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import { importX } from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+/**
+ * The layers, top to bottom. A folder may import the folders listed after it in its own entry and
+ * nothing above. `client/` is the library backend services import: it sees only `workflows/`.
+ */
+const LAYERS = {
+  cli: ['dev', 'worker', 'activities', 'models', 'capabilities', 'client', 'workflows'],
+  dev: ['worker', 'activities', 'models', 'capabilities', 'workflows'],
+  worker: ['activities', 'models', 'capabilities', 'workflows'],
+  activities: ['models', 'capabilities', 'workflows'],
+  models: ['workflows'],
+  capabilities: ['workflows'],
+  client: ['workflows'],
+  workflows: [],
+};
+
+function layerZones() {
+  const all = Object.keys(LAYERS);
+  return all
+    .map((layer) => ({
+      target: `./${layer}`,
+      from: all.filter((other) => other !== layer && !LAYERS[layer].includes(other)).map((other) => `./${other}`),
+      message: `${layer}/ may import only ${LAYERS[layer].join(', ') || 'itself'} (layers point down).`,
+    }))
+    .filter((zone) => zone.from.length > 0);
+}
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.data/**', 'test/.artifacts/**'] },
@@ -18,11 +45,15 @@ export default tseslint.config(
       },
     },
     plugins: { 'import-x': importX },
+    // Resolves `./x.js` specifiers to their `.ts` sources, so import-x rules see every edge.
+    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })] },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': 'error',
+      // One layer per top-level folder; imports point down only (see README, "Where things are").
+      'import-x/no-restricted-paths': ['error', { zones: layerZones() }],
     },
   },
   {
@@ -37,13 +68,15 @@ export default tseslint.config(
               name,
               message: 'Workflow code must not use Node built-ins (replay safety).',
             })),
-            { name: 'openai', message: 'Model calls belong in activities/, never in workflow code.' },
+            {
+              name: 'openai',
+              message: 'Model calls belong in models/ (called from activities), never in workflow code.',
+            },
           ],
           patterns: [
-            { group: ['openai/*'], message: 'Model calls belong in activities/, never in workflow code.' },
             {
-              group: ['**/activities/*', '!**/activities/types', '!**/activities/types.js'],
-              message: 'Workflows import activity types only.',
+              group: ['openai/*'],
+              message: 'Model calls belong in models/ (called from activities), never in workflow code.',
             },
           ],
         },

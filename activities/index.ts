@@ -7,19 +7,11 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { ResourceRef, describeIssues, type MessageInput, type SessionStart } from '../workflows/schemas.js';
-import { DEFAULT_RECALL, type CapabilityCatalog, type RecallOptions } from './catalog.js';
-import { toModelFailure } from './model-errors.js';
-import type { CallOptions, Role, RoleModels } from './roles.js';
-import type { SessionActivities } from './types.js';
-
-export interface MemoryRecall {
-  recall(
-    query: string,
-    scope: { sessionId: string; userId?: string },
-    options: RecallOptions,
-  ): Array<{ id: string; name: string; source: string; score: number }>;
-  text(id: string): string | undefined;
-}
+import { DEFAULT_RECALL, type CapabilityCatalog, type RecallOptions } from '../capabilities/catalog.js';
+import type { MemoryRecall } from '../capabilities/memory-store.js';
+import { toModelFailure } from '../models/model-errors.js';
+import type { CallOptions, Role, RoleModels } from '../models/roles.js';
+import type { SessionActivities } from '../workflows/activity-contract.js';
 
 /** Starts Session workflows for `session_create_sub`; the worker implements it with a Temporal client. */
 export interface SessionDirectory {

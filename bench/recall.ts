@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Table from 'cli-table3';
-import { DEFAULT_RECALL, IndexedCatalog, type CatalogEntry } from '../activities/catalog.js';
-import { loadCatalogDir } from '../activities/catalog-files.js';
-import { MemoryStore, type MemoryScope, type NewMemory } from '../activities/memory-store.js';
+import { DEFAULT_RECALL, IndexedCatalog, type CatalogEntry } from '../capabilities/catalog.js';
+import { loadCatalogDir } from '../capabilities/catalog-files.js';
+import { MemoryStore, type MemoryScope, type NewMemory } from '../capabilities/memory-store.js';
 
 const SIZES = [100, 1_000, 10_000];
 const QUERIES = 50;

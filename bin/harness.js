@@ -5,5 +5,5 @@ import process from 'node:process';
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../client/cli.ts');
+const { main } = await import('../cli/main.ts');
 process.exitCode = await main(process.argv.slice(2));

@@ -20,9 +20,9 @@ import {
   renderHttpExample,
   shellQuote,
   type HttpExample,
-} from '../client/contract.js';
+} from '../cli/contract.js';
 import { SessionClient } from '../client/session-client.js';
-import { type DevServer } from '../worker/dev-server.js';
+import { type DevServer } from '../dev/dev-server.js';
 import { MODEL, scriptedModels, uniqueId, userJson } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import { startOwnStack, type OwnStack } from './support/own-stack.js';

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { ensureTemporalCli } from '../worker/temporal-cli.js';
+import { ensureTemporalCli } from '../dev/temporal-cli.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../workflows/search-attributes.js';
 
 declare module 'vitest' {

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IndexedCatalog, type ToolsetEntry } from '../activities/catalog.js';
-import { loadCatalogDir } from '../activities/catalog-files.js';
+import { IndexedCatalog, type ToolsetEntry } from '../capabilities/catalog.js';
+import { loadCatalogDir } from '../capabilities/catalog-files.js';
 import {
   McpCatalog,
   connectMcpToolsets,
@@ -16,7 +16,7 @@ import {
   parseMcpConfig,
   withMcpToolsets,
   type McpServerDefinition,
-} from '../activities/mcp-catalog.js';
+} from '../capabilities/mcp-catalog.js';
 import { startHttpFixture, type FixtureTool, type HttpFixture } from './support/mcp-fixture-server.js';
 import { freePorts } from './support/ports.js';
 

@@ -9,7 +9,7 @@ import {
   formatMemoryScope,
   memoryTitle,
   parseMemoryScope,
-} from '../activities/memory-store.js';
+} from '../capabilities/memory-store.js';
 
 let dir: string;
 const open: MemoryStore[] = [];

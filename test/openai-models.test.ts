@@ -4,9 +4,9 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FailureType, parseModelJson, retryAfterMs } from '../activities/model-errors.js';
-import { OpenAIModels } from '../activities/openai-models.js';
-import { RelevanceOutput } from '../activities/roles.js';
+import { FailureType, parseModelJson, retryAfterMs } from '../models/model-errors.js';
+import { OpenAIModels } from '../models/openai-models.js';
+import { RelevanceOutput } from '../models/roles.js';
 import { ScriptedModelServer, faults } from './support/model-server.js';
 
 let server: ScriptedModelServer;

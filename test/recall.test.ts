@@ -3,11 +3,11 @@
  * recall activity returns catalog and memory candidates together.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { IndexedCatalog, searchTerms, type CatalogEntry } from '../activities/catalog.js';
-import { loadCatalogDir } from '../activities/catalog-files.js';
+import { IndexedCatalog, searchTerms, type CatalogEntry } from '../capabilities/catalog.js';
+import { loadCatalogDir } from '../capabilities/catalog-files.js';
 import { createActivities } from '../activities/index.js';
-import { MemoryStore } from '../activities/memory-store.js';
-import { LocalModels } from '../activities/local-models.js';
+import { MemoryStore } from '../capabilities/memory-store.js';
+import { LocalModels } from '../models/local-models.js';
 
 const demo = loadCatalogDir('catalog');
 const catalog = new IndexedCatalog(demo.entries);

@@ -4,7 +4,7 @@
  */
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { ROLES, type Role } from '../activities/roles.js';
+import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 
 const optionalString = z

@@ -5,14 +5,14 @@
 import { createRequire } from 'node:module';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { IndexedCatalog } from '../activities/catalog.js';
-import { loadCatalogDir, type CatalogProblem } from '../activities/catalog-files.js';
+import { IndexedCatalog } from '../capabilities/catalog.js';
+import { loadCatalogDir, type CatalogProblem } from '../capabilities/catalog-files.js';
 import { createActivities, type SessionDirectory } from '../activities/index.js';
-import { LocalModels } from '../activities/local-models.js';
-import { connectMcpToolsets, type McpCatalog } from '../activities/mcp-catalog.js';
-import { MemoryStore } from '../activities/memory-store.js';
-import { OpenAIModels } from '../activities/openai-models.js';
-import type { RoleModels } from '../activities/roles.js';
+import { LocalModels } from '../models/local-models.js';
+import { connectMcpToolsets, type McpCatalog } from '../capabilities/mcp-catalog.js';
+import { MemoryStore } from '../capabilities/memory-store.js';
+import { OpenAIModels } from '../models/openai-models.js';
+import type { RoleModels } from '../models/roles.js';
 import type { HarnessConfig } from './config.js';
 import { temporalSessionDirectory } from './session-directory.js';
 

@@ -23,7 +23,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import { z } from 'zod';
-import type { AlignedTask, SessionActivities } from '../activities/types.js';
+import type { AlignedTask, SessionActivities } from './activity-contract.js';
 import {
   DESCRIPTIONS,
   approvalSignal,

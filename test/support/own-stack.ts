@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import type { RoleModels } from '../../activities/roles.js';
+import type { RoleModels } from '../../models/roles.js';
 import { loadConfig } from '../../worker/config.js';
 import { createSessionWorker, type BuiltWorker } from '../../worker/create-worker.js';
-import { startDevServer, type DevServer } from '../../worker/dev-server.js';
+import { startDevServer, type DevServer } from '../../dev/dev-server.js';
 import { catalog, uniqueId } from './harness.js';
 import { freePorts } from './ports.js';
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCatalogDir, type LoadedCatalog } from '../../activities/catalog-files.js';
+import { loadCatalogDir, type LoadedCatalog } from '../../capabilities/catalog-files.js';
 
 const skill = (front: string, body = '# Steps\n1. Do it.\n') => `---\n${front}\n---\n${body}`;
 

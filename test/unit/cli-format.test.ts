@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInspect, formatTree } from '../../client/cli-format.js';
+import { formatInspect, formatTree } from '../../cli/format.js';
 import { initialState } from '../../workflows/intake.js';
 import { buildView } from '../../workflows/view.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../worker/config.js';
-import { TemporalCliError, ensureTemporalCli } from '../../worker/temporal-cli.js';
+import { TemporalCliError, ensureTemporalCli } from '../../dev/temporal-cli.js';
 
 describe('loadConfig', () => {
   it('has working defaults', () => {

@@ -19,8 +19,8 @@ import {
   type Expected,
   type Predicted,
   type ScoredCase,
-} from '../../client/eval.js';
-import { LocalModels } from '../../activities/local-models.js';
+} from '../../cli/eval.js';
+import { LocalModels } from '../../models/local-models.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import type { RelevanceScores } from '../../workflows/decide.js';
 

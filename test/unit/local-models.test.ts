@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { LOCAL_AGENT_SKIPPED, LocalModels } from '../../activities/local-models.js';
-import { orchestrateLocally } from '../../activities/local/orchestrate.js';
-import { scoreRelevance } from '../../activities/local/relevance.js';
-import { analyse, contentTerms, sentences } from '../../activities/local/text.js';
-import type { AlignedTask, OrchestrateRequest } from '../../activities/types.js';
+import { LOCAL_AGENT_SKIPPED, LocalModels } from '../../models/local-models.js';
+import { orchestrateLocally } from '../../models/local/orchestrate.js';
+import { scoreRelevance } from '../../models/local/relevance.js';
+import { analyse, contentTerms, sentences } from '../../models/local/text.js';
+import type { AlignedTask, OrchestrateRequest } from '../../workflows/activity-contract.js';
 import { decide, type Band } from '../../workflows/decide.js';
 import type { Decision } from '../../workflows/state.js';
 

@@ -19,7 +19,7 @@ import type {
   ExtractResult,
   OrchestrateRequest,
   RelevanceRequest,
-} from './types.js';
+} from '../workflows/activity-contract.js';
 import type { PartialSelection } from '../workflows/capabilities.js';
 import type { RelevanceScores } from '../workflows/decide.js';
 

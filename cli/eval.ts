@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { z } from 'zod';
-import type { RoleModels } from '../activities/roles.js';
+import type { RoleModels } from '../models/roles.js';
 import { decide, type RelevanceScores } from '../workflows/decide.js';
 import { Thresholds } from '../workflows/schemas.js';
 

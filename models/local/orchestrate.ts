@@ -16,7 +16,7 @@
  */
 import type { PartialSelection } from '../../workflows/capabilities.js';
 import type { Cap } from '../../workflows/state.js';
-import type { OrchestrateRequest } from '../types.js';
+import type { OrchestrateRequest } from '../../workflows/activity-contract.js';
 import { analyse, contentTerms, sameTerm } from './text.js';
 
 export interface OrchestrationOptions {

@@ -8,9 +8,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import ora from 'ora';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
-import { clip, formatDecision, formatDecisionLine, formatInspect, formatList, formatStage } from './cli-format.js';
+import { clip, formatDecision, formatDecisionLine, formatInspect, formatList, formatStage } from './format.js';
 import { isEntryPoint } from '../worker/entry-point.js';
-import { EXIT, SessionClientError } from './errors.js';
+import { EXIT, SessionClientError } from '../client/errors.js';
 import {
   COMMAND_NAMES,
   SessionClient,
@@ -18,7 +18,7 @@ import {
   type ConnectOptions,
   type Progress,
   type StartOptions,
-} from './session-client.js';
+} from '../client/session-client.js';
 
 /** Where the CLI writes; tests and embedders pass their own. */
 export interface CliIO {
@@ -130,7 +130,7 @@ function buildProgram(io: CliIO, line: (text: string) => void): Command {
     .description('run `temporal server start-dev` (SQLite, Web UI) and one worker; what `npm start` runs')
     .action(async (_opts: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const { runDev } = await import('../worker/dev.js');
+      const { runDev } = await import('../dev/dev.js');
       await runDev({ env: { ...process.env, TEMPORAL_NAMESPACE: g.namespace, HARNESS_TASK_QUEUE: g.taskQueue } });
     });
 
@@ -372,7 +372,7 @@ function addMemoryCommands(program: Command, line: (text: string) => void): void
     .description('manage memory items the Sessions can recall')
     .addOption(new Option('--db <file>', 'memory database').env('HARNESS_MEMORY_DB').default('.data/memory.db'));
   const open = async (cmd: Command) => {
-    const store = await import('../activities/memory-store.js');
+    const store = await import('../capabilities/memory-store.js');
     return { store, memories: store.MemoryStore.open(cmd.optsWithGlobals<{ db: string }>().db) };
   };
   memory

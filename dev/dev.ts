@@ -5,11 +5,11 @@
  */
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { ConfigError, loadConfig } from './config.js';
-import { isEntryPoint } from './entry-point.js';
+import { ConfigError, loadConfig } from '../worker/config.js';
+import { isEntryPoint } from '../worker/entry-point.js';
 import { startDevServer } from './dev-server.js';
-import { ensureSearchAttributes } from './search-attributes-setup.js';
-import { runWorker } from './run-worker.js';
+import { ensureSearchAttributes } from '../worker/search-attributes-setup.js';
+import { runWorker } from '../worker/run-worker.js';
 import { TemporalCliError, ensureTemporalCli } from './temporal-cli.js';
 
 export interface DevOptions {

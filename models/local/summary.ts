@@ -9,7 +9,7 @@
  */
 import similarity from 'wink-nlp/utilities/similarity';
 import bm25Vectorizer from 'wink-nlp/utilities/bm25-vectorizer';
-import type { CompactRequest } from '../types.js';
+import type { CompactRequest } from '../../workflows/activity-contract.js';
 import { isDiscourseWord } from './cues.js';
 import { analyse, contentTerms, itsHelper, sentences } from './text.js';
 

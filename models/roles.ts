@@ -15,7 +15,7 @@ import type {
   ExtractResult,
   OrchestrateRequest,
   RelevanceRequest,
-} from './types.js';
+} from '../workflows/activity-contract.js';
 
 export const ROLES = ['relevance', 'extraction', 'orchestration', 'compaction', 'agent'] as const;
 export type Role = (typeof ROLES)[number];

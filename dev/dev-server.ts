@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { devServerSearchAttributeFlags } from './search-attributes-setup.js';
+import { devServerSearchAttributeFlags } from '../worker/search-attributes-setup.js';
 
 export interface DevServerOptions {
   cliPath: string;

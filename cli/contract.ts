@@ -42,7 +42,7 @@ import {
 } from '../workflows/state.js';
 import type { SessionView } from '../workflows/view.js';
 import { isEntryPoint } from '../worker/entry-point.js';
-import { SESSION_STAGES } from './session-client.js';
+import { SESSION_STAGES } from '../client/session-client.js';
 
 // ---- query results --------------------------------------------------------------------------------
 

@@ -8,7 +8,6 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { z } from 'zod';
 import { DEFAULT_RECALL, searchTerms, type RecallOptions } from './catalog.js';
-import type { MemoryRecall } from './index.js';
 
 /** Who a memory is for: every Session, one Session, or every Session of one user. */
 export const MemoryScope = z.union(
@@ -176,6 +175,16 @@ function rowId(id: string): number | undefined {
  * The memory store. Open with `MemoryStore.open('.data/memory.db')` (`:memory:` for a throwaway
  * store) and `close()` when done.
  */
+/** What recall and the agent turn need from a memory store. */
+export interface MemoryRecall {
+  recall(
+    query: string,
+    scope: { sessionId: string; userId?: string },
+    options: RecallOptions,
+  ): Array<{ id: string; name: string; source: string; score: number }>;
+  text(id: string): string | undefined;
+}
+
 export class MemoryStore implements MemoryRecall {
   private readonly db: Database.Database;
   private readonly statements;

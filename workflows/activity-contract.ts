@@ -2,10 +2,10 @@
  * Inputs and outputs of the Session's activities. Types only: workflow code imports this file to
  * type its activity proxies, and each role's input allows exactly what that role may see.
  */
-import type { Candidates, PartialSelection } from '../workflows/capabilities.js';
-import type { RelevanceScores } from '../workflows/decide.js';
-import type { ResourceRef, Settings } from '../workflows/schemas.js';
-import type { Cap, Decision } from '../workflows/state.js';
+import type { Candidates, PartialSelection } from './capabilities.js';
+import type { RelevanceScores } from './decide.js';
+import type { ResourceRef, Settings } from './schemas.js';
+import type { Cap, Decision } from './state.js';
 
 /** What the relevance role may see: the message, its resource refs and the two goals. Nothing else. */
 export interface RelevanceRequest {

@@ -3,7 +3,12 @@
  * JSON is the user message so that what reached the model is exactly what the role was given.
  */
 import type { AgentPrompt } from './roles.js';
-import type { CompactRequest, ExtractRequest, OrchestrateRequest, RelevanceRequest } from './types.js';
+import type {
+  CompactRequest,
+  ExtractRequest,
+  OrchestrateRequest,
+  RelevanceRequest,
+} from '../workflows/activity-contract.js';
 
 export interface ChatPrompt {
   system: string;
