@@ -1,11 +1,37 @@
 /**
- * Inputs and outputs of the Session's activities. Types only: workflow code imports this file to
- * type its activity proxies, and each role's input allows exactly what that role may see.
+ * The workflow-activity contract: what each activity is given and what it must answer. Each role's
+ * input allows exactly what that role may see. The output schemas are shared: model providers parse
+ * model answers with them, and the workflow checks activity results with them before use.
+ *
+ * Pure module: safe to import from workflow code.
  */
-import type { Candidates, PartialSelection } from './capabilities.js';
+import { z } from 'zod';
+import { SelectionSchema, type Candidates, type PartialSelection } from './capabilities.js';
 import type { RelevanceScores } from './decide.js';
 import type { ResourceRef, Settings } from './schemas.js';
 import type { Cap, Decision } from './state.js';
+
+/** The relevance role's answer: two scores in [0, 1]. */
+export const RelevanceOutput = z
+  .object({
+    phaseRelevance: z.number().min(0).max(1),
+    sessionRelevance: z.number().min(0).max(1),
+  })
+  .strip();
+
+/** The extraction role's answer: retrieval terms, trimmed and de-duplicated. */
+export const ExtractionOutput = z.object({
+  terms: z
+    .array(z.string())
+    .max(64)
+    .transform((terms) => [...new Set(terms.map((t) => t.trim()).filter((t) => t.length > 0 && t.length <= 80))]),
+});
+
+/** The orchestrator's answer: ids per kind; a kind left out keeps its current capabilities. */
+export const OrchestrationOutput = SelectionSchema;
+
+/** The compaction role's answer. */
+export const CompactionOutput = z.object({ summary: z.string().trim().min(1) });
 
 /** What the relevance role may see: the message, its resource refs and the two goals. Nothing else. */
 export interface RelevanceRequest {
@@ -25,9 +51,7 @@ export interface AlignedTask {
 export interface ExtractRequest {
   task: AlignedTask;
 }
-export interface ExtractResult {
-  terms: string[];
-}
+export type ExtractResult = z.infer<typeof ExtractionOutput>;
 
 export interface RecallRequest {
   sessionId: string;
@@ -50,9 +74,7 @@ export interface CompactRequest {
   phaseGoal: string;
   inputs: string[];
 }
-export interface CompactResult {
-  summary: string;
-}
+export type CompactResult = z.infer<typeof CompactionOutput>;
 
 export interface AgentTurnRequest {
   sessionId: string;
@@ -63,7 +85,8 @@ export interface AgentTurnRequest {
   toolsets: string[];
   memories: string[];
 }
-export type AgentTurnResult = { reply: string } | { skipped: string };
+export const AgentTurnResult = z.union([z.object({ reply: z.string() }), z.object({ skipped: z.string() })]);
+export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
 
 /** `session_create_sub`: start a Session for an out-of-scope request and hand it the message verbatim. */
 export interface CreateSubRequest {
@@ -75,9 +98,8 @@ export interface CreateSubRequest {
   /** The request's de-duplication key in the parent (its messageId, or origin and messageId if handed over). */
   requestKey?: string;
 }
-export interface CreateSubResult {
-  sessionId: string;
-}
+export const CreateSubResult = z.object({ sessionId: z.string().min(1) });
+export type CreateSubResult = z.infer<typeof CreateSubResult>;
 
 /** Every activity the Session workflow schedules. */
 export interface SessionActivities {
