@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { SelectionSchema, type Candidates, type PartialSelection } from './capabilities.js';
 import type { RelevanceScores } from './decide.js';
-import type { ResourceRef, Settings } from './schemas.js';
+import { ResourceRef, type Settings } from './schemas.js';
 import type { Cap, Decision } from './state.js';
 
 /** The relevance role's answer: two scores in [0, 1]. */
@@ -88,6 +88,109 @@ export interface AgentTurnRequest {
 export const AgentTurnResult = z.union([z.object({ reply: z.string() }), z.object({ skipped: z.string() })]);
 export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
 
+// ---- the inner execution loop (agent steps and tool calls) ------------------------------------------
+
+/** Longest tool output kept in the transcript, in UTF-8 bytes; longer output is clipped and marked. */
+export const TOOL_OUTPUT_BYTES = 8 * 1024;
+
+/** Built-in tools: offered to every agent turn, run by the Session itself (never by an MCP server). */
+export const BUILTIN_TOOLS = ['session_create_sub', 'memory_save'] as const;
+
+/** One tool call as the model made it; `arguments` is the model's raw JSON text. */
+export const ToolCallRef = z.object({ callId: z.string().min(1), tool: z.string().min(1), arguments: z.string() });
+export type ToolCallRef = z.infer<typeof ToolCallRef>;
+
+/**
+ * A tool call resolved against the loaded tools by the worker: how it runs, whether it waits for a
+ * person's approval, and whether its arguments fit the tool's JSON Schema.
+ */
+export const ResolvedToolCall = ToolCallRef.extend({
+  /** The toolset that declared the tool; null for built-ins and unknown tools. */
+  toolset: z.string().nullable(),
+  /**
+   * `mcp`: runs through the worker's MCP connection (activity runTool). `builtin`: run by the
+   * Session (BUILTIN_TOOLS). `external`: a backend service runs it and answers with the `toolResult`
+   * signal. `unknown`: no loaded tool has this name; the model sees an error result.
+   */
+  execution: z.enum(['mcp', 'builtin', 'external', 'unknown']),
+  requiresApproval: z.boolean(),
+  /** Why the arguments are not valid JSON or do not fit the tool's inputSchema; null when they do. */
+  argumentError: z.string().nullable(),
+});
+export type ResolvedToolCall = z.infer<typeof ResolvedToolCall>;
+
+/** How a call ended; `pending` only while the turn waits (for approval or an external result). */
+export const ToolCallStatus = z.enum(['ok', 'error', 'rejected', 'pending', 'interrupted']);
+export type ToolCallStatus = z.infer<typeof ToolCallStatus>;
+
+/** A finished call: the call and its result are always kept together. */
+export const ToolExchange = ToolCallRef.extend({
+  status: ToolCallStatus,
+  /** What the model sees as the tool message content (clipped to TOOL_OUTPUT_BYTES, marked when clipped). */
+  output: z.string(),
+});
+export type ToolExchange = z.infer<typeof ToolExchange>;
+
+/**
+ * The transcript, as facts. `step` is one assistant message with tool calls together with every
+ * call's result: it is written only once all results exist, so a call is never separated from its
+ * result. `summary` stands in for older items that were compacted.
+ */
+export const TranscriptItem = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('user'), seq: z.number().int(), text: z.string(), resources: z.array(ResourceRef) }),
+  z.object({ kind: z.literal('reply'), seq: z.number().int(), text: z.string() }),
+  z.object({
+    kind: z.literal('step'),
+    seq: z.number().int(),
+    text: z.string().nullable(),
+    calls: z.array(ToolExchange),
+  }),
+  z.object({ kind: z.literal('summary'), seq: z.number().int(), text: z.string() }),
+]);
+export type TranscriptItem = z.infer<typeof TranscriptItem>;
+
+/**
+ * One model step of the business agent. The workflow passes facts only; the activity assembles
+ * the chat request afresh from them on every call (system prompt with goals and decision, earlier
+ * phases' summaries, loaded skills' SKILL.md bodies, recalled memories, the transcript as
+ * user/assistant/tool messages, and the loaded tools plus BUILTIN_TOOLS as OpenAI tools).
+ */
+export interface AgentStepRequest {
+  sessionId: string;
+  goals: { session: string; phase: string };
+  decision: Decision;
+  summaries: Array<{ phaseIndex: number; goal: string; summary: string }>;
+  transcript: TranscriptItem[];
+  skills: string[];
+  toolsets: string[];
+  memories: string[];
+  /** The step's number within the turn (1-based), for logs and activity summaries. */
+  step: number;
+}
+export const AgentStepResult = z.discriminatedUnion('kind', [
+  /** The model answered with text: the turn ends `replied`. */
+  z.object({ kind: z.literal('reply'), text: z.string() }),
+  /** The model asked for tool calls, in its order, each resolved by the worker. */
+  z.object({ kind: z.literal('calls'), text: z.string().nullable(), calls: z.array(ResolvedToolCall).min(1) }),
+  /** No agent model is configured (the offline provider has none): the turn ends `skipped`. */
+  z.object({ kind: z.literal('skipped'), reason: z.string() }),
+]);
+export type AgentStepResult = z.infer<typeof AgentStepResult>;
+
+/** Runs one `mcp` call or the `memory_save` built-in on the worker. Heartbeats while it runs. */
+export interface RunToolRequest {
+  sessionId: string;
+  /** User-scoped memories belong to whoever sent the input (memory_save with scope `user`). */
+  userId?: string;
+  callId: string;
+  tool: string;
+  toolset: string | null;
+  /** Validated JSON text of the arguments. */
+  arguments: string;
+}
+export const RunToolResult = z.object({ output: z.string(), isError: z.boolean() });
+export type RunToolResult = z.infer<typeof RunToolResult>;
+
 /** `session_create_sub`: start a Session for an out-of-scope request and hand it the message verbatim. */
 export interface CreateSubRequest {
   parentSessionId: string;
@@ -110,4 +213,10 @@ export interface SessionActivities {
   compact(request: CompactRequest): Promise<CompactResult>;
   agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
   createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;
+}
+
+/** The inner loop's activities: one model step, one tool call. */
+export interface AgentActivities {
+  agentStep(request: AgentStepRequest): Promise<AgentStepResult>;
+  runTool(request: RunToolRequest): Promise<RunToolResult>;
 }
