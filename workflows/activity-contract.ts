@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { SelectionSchema, type Candidates, type PartialSelection } from './capabilities.js';
 import type { RelevanceScores } from './decide.js';
-import type { ResourceRef, Settings } from './schemas.js';
+import type { HandOverReason, MessageInput, ResourceRef, Settings } from './schemas.js';
 import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
 
 export {
@@ -150,11 +150,26 @@ export interface CreateSubRequest {
   profile: string;
   settings: Settings;
   message: { messageId: string; text: string; resources: ResourceRef[] };
-  /** The request's de-duplication key in the parent (its messageId, or origin and messageId if handed over). */
+  /** The request's key in the parent (its messageId, or origin and messageId if handed over): the sub-session id derives from it. */
   requestKey?: string;
+  /** Why the message is handed over: routing of an out-of-scope request (default), or the agent's delegation. */
+  reason?: HandOverReason;
 }
-export const CreateSubResult = z.object({ sessionId: z.string().min(1) });
+/** The receiving Session's answer; `seq` and `duplicate` are absent from workers that predate hand-over by update. */
+export const CreateSubResult = z.object({
+  sessionId: z.string().min(1),
+  seq: z.number().int().optional(),
+  duplicate: z.boolean().optional(),
+});
 export type CreateSubResult = z.infer<typeof CreateSubResult>;
+
+/** Hands a message to a running Session through `submit`, so a refusal is seen (`HandOverRefused`). */
+export interface HandOverRequest {
+  sessionId: string;
+  message: MessageInput;
+}
+export const HandOverResult = z.object({ seq: z.number().int(), duplicate: z.boolean() });
+export type HandOverResult = z.infer<typeof HandOverResult>;
 
 /** Every activity the Session workflow schedules. */
 export interface SessionActivities {
@@ -165,6 +180,7 @@ export interface SessionActivities {
   compact(request: CompactRequest): Promise<CompactResult>;
   agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
   createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;
+  handOver(request: HandOverRequest): Promise<HandOverResult>;
 }
 
 /** The inner loop's activities: one model step, one tool call. */
