@@ -3,30 +3,18 @@
  * (a model client pointed at a local server, a real catalog) instead of module mocks.
  */
 import { createHash } from 'node:crypto';
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { ResourceRef, type MessageInput, type SessionStart } from '../workflows/schemas.js';
+import { ResourceRef } from '../workflows/schemas.js';
 import { describeIssues } from '../workflows/text.js';
-import { DEFAULT_RECALL, type CapabilityCatalog, type RecallOptions } from '../capabilities/catalog.js';
-import type { MemoryRecall } from '../capabilities/memory-store.js';
-import { toModelFailure } from '../models/model-errors.js';
-import type { CallOptions, Role, RoleModels } from '../models/roles.js';
-import type { SessionActivities } from '../workflows/activity-contract.js';
+import { DEFAULT_RECALL } from '../capabilities/catalog.js';
+import type { AgentActivities, SessionActivities } from '../workflows/activity-contract.js';
+import { createAgentStep } from './agent-step.js';
+import type { ActivityDeps } from './deps.js';
+import { asModelCall, callOptions } from './model-call.js';
+import { createRunTool } from './run-tool.js';
 
-/** Starts Session workflows for `session_create_sub`; the worker implements it with a Temporal client. */
-export interface SessionDirectory {
-  /** Signal-with-start: creates the Session if it does not run yet, and delivers the message either way. */
-  startWithMessage(args: { start: SessionStart; taskQueue: string; message: MessageInput }): Promise<void>;
-}
-
-export interface ActivityDeps {
-  models: RoleModels;
-  catalog: CapabilityCatalog;
-  memories?: MemoryRecall;
-  recall?: Partial<RecallOptions>;
-  sessions?: SessionDirectory;
-}
+export type { ActivityDeps, SessionDirectory } from './deps.js';
 
 /**
  * The id of the sub-session created for one request: derived from the parent and the request's
@@ -46,29 +34,13 @@ const RelevanceRequestSchema = z
   })
   .strict();
 
-/** Time left for one model call inside this activity attempt, and its cancellation signal. */
-function callOptions(): CallOptions {
-  const ctx = Context.current();
-  const budget = ctx.info.startToCloseTimeoutMs;
-  // Leave a little of the attempt's budget so the model client's own timeout fires first and the
-  // failure is classified as a model timeout rather than a bare activity timeout.
-  const timeoutMs = Math.max(100, budget > 1_000 ? budget - 250 : Math.floor(budget * 0.8));
-  return { timeoutMs, signal: ctx.cancellationSignal };
-}
-
-async function asModelCall<T>(role: Role, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    // A cancelled attempt (worker shutdown, workflow cancelled) is not a model failure.
-    if (Context.current().cancellationSignal.aborted) throw err;
-    throw toModelFailure(err, role);
-  }
-}
-
-export function createActivities(deps: ActivityDeps): SessionActivities {
+/** Every activity the Session workflow schedules, the inner loop's included; the worker registers them all. */
+export function createActivities(deps: ActivityDeps): SessionActivities & AgentActivities {
   const { models, catalog, memories } = deps;
   return {
+    agentStep: createAgentStep(deps),
+    runTool: createRunTool(deps),
+
     async relevance(request) {
       const parsed = RelevanceRequestSchema.safeParse(request);
       if (!parsed.success) {

@@ -3,7 +3,7 @@
  * workflow id, so creating a Session and handing it its first message is one atomic call.
  */
 import type { Client } from '@temporalio/client';
-import type { SessionDirectory } from '../activities/index.js';
+import type { SessionDirectory } from '../activities/deps.js';
 import { WORKFLOW_TYPE, messageSignal } from '../workflows/api.js';
 import { workflowIdFor } from '../workflows/ids.js';
 
