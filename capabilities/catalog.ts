@@ -29,6 +29,12 @@ export interface SkillEntry extends EntryBase {
 export interface ToolsetEntry extends EntryBase {
   kind: 'toolset';
   tools: ToolDeclaration[];
+  /**
+   * Who runs the tools: `mcp`, the worker through its live connection to the server that listed
+   * them; `external`, a backend service that answers with the `toolResult` signal. Absent: nobody
+   * known runs them, so a call gets an error result instead of waiting forever.
+   */
+  execution?: 'mcp' | 'external';
 }
 export type CatalogEntry = SkillEntry | ToolsetEntry;
 

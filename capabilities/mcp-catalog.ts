@@ -11,12 +11,14 @@ import { dirname, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { CatalogEntry, IndexedCatalog, ToolDeclaration, ToolsetEntry } from './catalog.js';
 import type { CatalogProblem } from './catalog-files.js';
 
 export const DEFAULT_MCP_TIMEOUT_MS = 10_000;
+/** Bound on one tool call when the server entry sets neither `toolTimeoutMs` nor `timeoutMs`. */
+export const DEFAULT_MCP_TOOL_TIMEOUT_MS = 60_000;
 
 const text = () => z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') });
 const stringMap = () => z.record(z.string(), text(), { error: 'must be an object of string values' });
@@ -40,6 +42,13 @@ const CommonFields = {
     .int('must be a whole number of milliseconds')
     .min(100, 'must be at least 100')
     .max(300_000, 'must be at most 300000')
+    .optional(),
+  /** Bound on one tool call; `timeoutMs` when absent (starting a server can be quicker than its work). */
+  toolTimeoutMs: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be at least 100')
+    .max(3_600_000, 'must be at most 3600000')
     .optional(),
   disabled: z.boolean({ error: 'must be true or false' }).default(false),
 };
@@ -262,6 +271,16 @@ const STDERR_LINES = 5;
 
 class TimeoutError extends Error {}
 
+/** No configured MCP server has the toolset a call names. */
+export class McpToolsetUnknown extends Error {
+  override name = 'McpToolsetUnknown';
+}
+
+/** The server is configured but not connected, so the call was never sent. */
+export class McpServerUnavailable extends Error {
+  override name = 'McpServerUnavailable';
+}
+
 function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -350,6 +369,40 @@ export class McpCatalog {
 
   status(): McpServerStatus[] {
     return this.slots.map((slot) => ({ ...slot.status }));
+  }
+
+  /**
+   * Calls `tool` on the server behind toolset `toolsetId`, bounded by the entry's `toolTimeoutMs`
+   * (else `timeoutMs`, else one minute) and by `maxTimeoutMs`. A server that is down is reconnected first. Throws McpToolsetUnknown when no
+   * configured server has this toolset id, and McpServerUnavailable when the request could not be
+   * sent: both before anything ran, so the caller may retry the second. Anything thrown after the
+   * request went out (timeout, lost connection, `signal` aborted) propagates as the SDK raised it.
+   */
+  async callTool(
+    toolsetId: string,
+    tool: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; maxTimeoutMs?: number; onProgress?: () => void } = {},
+  ): Promise<CallToolResult> {
+    const slot = this.slots.find((s) => s.definition.id === toolsetId);
+    if (!slot) throw new McpToolsetUnknown(`no MCP server is configured for toolset "${toolsetId}"`);
+    if (!slot.live || slot.live.closed) await this.refreshServer(slot).then(() => this.emitIfChanged());
+    const live = slot.live;
+    if (this.closing || !live || live.closed || slot.status.state !== 'ready') {
+      throw new McpServerUnavailable(
+        `MCP server "${slot.definition.name}" is not connected: ${slot.status.error ?? 'shutting down'}`,
+      );
+    }
+    const { config } = slot.definition;
+    // Not the catalog-wide start-up bound: listing tools is quick, a tool's work often is not.
+    const configured = config.toolTimeoutMs ?? config.timeoutMs ?? DEFAULT_MCP_TOOL_TIMEOUT_MS;
+    const timeout = Math.min(configured, options.maxTimeoutMs ?? configured);
+    const result = await live.client.callTool({ name: tool, arguments: args }, undefined, {
+      timeout,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onprogress: options.onProgress } : {}),
+    });
+    return result as CallToolResult;
   }
 
   /** Stops the interval and disconnects every server (stdio servers are terminated). */
@@ -506,6 +559,7 @@ export class McpCatalog {
       tags: config.tags,
       source: `mcp:${name}`,
       tools: declarations,
+      execution: 'mcp',
     };
     slot.status = { ...slot.status, state: 'ready', tools: declarations.length, listedAt: new Date().toISOString() };
     delete slot.status.error;

@@ -11,7 +11,7 @@ import { extractKeywords } from './local/keywords.js';
 import { DEFAULT_ORCHESTRATION, orchestrateLocally, type OrchestrationOptions } from './local/orchestrate.js';
 import { scoreRelevance } from './local/relevance.js';
 import { DEFAULT_SUMMARY, extractiveSummary, type SummaryOptions } from './local/summary.js';
-import type { AgentPrompt, CallOptions, RoleModels, Role } from './roles.js';
+import type { AgentModelStep, AgentPrompt, AgentStepPrompt, CallOptions, RoleModels, Role } from './roles.js';
 import type {
   CompactRequest,
   CompactResult,
@@ -30,8 +30,9 @@ export interface LocalModelsOptions {
   summary?: Partial<SummaryOptions>;
 }
 
+/** The one sentence a user sees when a turn is skipped offline. */
 export const LOCAL_AGENT_SKIPPED =
-  'local provider has no agent model; set OPENAI_API_KEY/HARNESS_AGENT_MODEL for replies';
+  'The local provider has no agent model, so no reply or tool call was made; set OPENAI_API_KEY (or OPENAI_BASE_URL) and HARNESS_AGENT_MODEL to run the agent.';
 
 /** Runs `fn` and reports its result or its exception as a promise, like a model call would. */
 function settle<T>(fn: () => T): Promise<T> {
@@ -95,5 +96,9 @@ export class LocalModels implements RoleModels {
 
   agent(_prompt: AgentPrompt, _call?: CallOptions): Promise<{ skipped: string }> {
     return Promise.resolve({ skipped: LOCAL_AGENT_SKIPPED });
+  }
+
+  agentStep(_prompt: AgentStepPrompt, _call?: CallOptions): Promise<AgentModelStep> {
+    return Promise.resolve({ kind: 'skipped', reason: LOCAL_AGENT_SKIPPED });
   }
 }

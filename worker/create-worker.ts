@@ -105,7 +105,14 @@ export async function createSessionWorker(
       ...(overrides.workflowBundle
         ? { workflowBundle: overrides.workflowBundle }
         : { workflowsPath: require.resolve('../workflows/index.ts') }),
-      activities: createActivities({ models, catalog, memories, recall: config.recall, sessions }),
+      activities: createActivities({
+        models,
+        catalog,
+        memories,
+        recall: config.recall,
+        sessions,
+        ...(mcp ? { mcp } : {}),
+      }),
     });
     return { worker, connection, clientConnection, models, catalog, catalogProblems, mcp, memories, close: closeAll };
   } catch (err) {

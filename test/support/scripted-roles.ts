@@ -23,7 +23,7 @@ function isReply(value: unknown): value is Reply {
     typeof value === 'object' &&
     value !== null &&
     !Array.isArray(value) &&
-    ['json', 'content', 'status', 'delayMs', 'hangUp'].some((k) => k in value)
+    ['json', 'content', 'toolCalls', 'status', 'delayMs', 'hangUp'].some((k) => k in value)
   );
 }
 
