@@ -148,7 +148,7 @@ describe('the doc-convert demo MCP server', () => {
     expect(body).toContain('Send a message');
     expect(body).toContain('7233');
     expect(conversions()).toHaveLength(1);
-    expect(conversions()[0]).toMatch(/\tmarkdown_to_docx\tguide\.md\tguide\.docx\t\d+$/);
+    expect(conversions()[0]).toMatch(/\tmarkdown_to_docx\tguide\.md\tguide\.docx\t\d+\tcall_docx$/);
 
     server.enqueue('agent', { content: 'guide.docx is ready in the workspace.' });
     const transcript: AgentStepRequest['transcript'] = [

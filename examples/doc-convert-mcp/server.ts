@@ -1,7 +1,8 @@
 /**
  * A real MCP server (stdio) that converts Markdown files in a workspace folder: `markdown_to_docx`
  * writes a Word file, `markdown_to_html` an HTML page, each next to its source. Every conversion
- * appends one line to `<workspace>/.conversions.log`, so a run can be checked from outside.
+ * appends one line to `<workspace>/.conversions.log` (time, tool, source, target, bytes, call id), so a
+ * run can be checked from outside.
  *
  *   DOC_CONVERT_WORKSPACE=./.data/workspace npx tsx examples/doc-convert-mcp/server.ts
  *
@@ -34,6 +35,8 @@ function withExtension(path: string, extension: string): string {
 
 async function convert(
   tool: string,
+  /** The caller's id for this call (session-harness sends it in `_meta`), logged so a repeat is visible. */
+  callId: string,
   inputPath: string,
   outputPath: string | undefined,
   extension: string,
@@ -50,7 +53,7 @@ async function convert(
     const shown = relative(workspace, target);
     await appendFile(
       join(workspace, '.conversions.log'),
-      `${new Date().toISOString()}\t${tool}\t${relative(workspace, source)}\t${shown}\t${size}\n`,
+      `${new Date().toISOString()}\t${tool}\t${relative(workspace, source)}\t${shown}\t${size}\t${callId}\n`,
     );
     const structured = { outputPath: shown, bytes: size, ...details };
     return {
@@ -62,6 +65,11 @@ async function convert(
       (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${inputPath} does not exist` : (err as Error).message;
     return { content: [{ type: 'text' as const, text: `Conversion failed: ${reason}` }], isError: true };
   }
+}
+
+function callIdOf(meta: Record<string, unknown> | undefined): string {
+  const id = meta?.['session-harness/callId'];
+  return typeof id === 'string' ? id : '-';
 }
 
 const paths = {
@@ -95,8 +103,8 @@ server.registerTool(
       codeBlocks: z.number(),
     },
   },
-  ({ inputPath, outputPath }) =>
-    convert('markdown_to_docx', inputPath, outputPath, '.docx', async (markdown, title) => {
+  ({ inputPath, outputPath }, extra) =>
+    convert('markdown_to_docx', callIdOf(extra._meta), inputPath, outputPath, '.docx', async (markdown, title) => {
       const { docx, stats } = await markdownToDocx(markdown, title);
       return { bytes: docx, details: { ...stats } };
     }),
@@ -109,8 +117,8 @@ server.registerTool(
     description: 'Convert a Markdown file in the workspace to a standalone HTML page next to it.',
     inputSchema: paths,
   },
-  ({ inputPath, outputPath }) =>
-    convert('markdown_to_html', inputPath, outputPath, '.html', async (markdown, title) => {
+  ({ inputPath, outputPath }, extra) =>
+    convert('markdown_to_html', callIdOf(extra._meta), inputPath, outputPath, '.html', async (markdown, title) => {
       const body = await marked.parse(markdown);
       const safeTitle = title.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
       const page = `<!doctype html>\n<html><head><meta charset="utf-8"><title>${safeTitle}</title></head>\n<body>\n${body}</body></html>\n`;
