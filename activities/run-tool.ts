@@ -70,6 +70,7 @@ async function callMcp(deps: ActivityDeps, request: RunToolRequest, toolset: str
       signal: ctx.cancellationSignal,
       maxTimeoutMs: attemptBudgetMs(),
       onProgress: () => ctx.heartbeat(),
+      callId: request.callId,
     });
     return { output: clipToolOutput(toolResultText(result)), isError: result.isError === true };
   } catch (err) {

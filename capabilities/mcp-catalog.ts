@@ -17,6 +17,8 @@ import type { CatalogEntry, IndexedCatalog, ToolDeclaration, ToolsetEntry } from
 import type { CatalogProblem } from './catalog-files.js';
 
 export const DEFAULT_MCP_TIMEOUT_MS = 10_000;
+/** The `_meta` key under which a tool call carries the Session's call id. */
+export const MCP_CALL_ID_META = 'session-harness/callId';
 /** Bound on one tool call when the server entry sets neither `toolTimeoutMs` nor `timeoutMs`. */
 export const DEFAULT_MCP_TOOL_TIMEOUT_MS = 60_000;
 
@@ -382,7 +384,7 @@ export class McpCatalog {
     toolsetId: string,
     tool: string,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; maxTimeoutMs?: number; onProgress?: () => void } = {},
+    options: { signal?: AbortSignal; maxTimeoutMs?: number; onProgress?: () => void; callId?: string } = {},
   ): Promise<CallToolResult> {
     const slot = this.slots.find((s) => s.definition.id === toolsetId);
     if (!slot) throw new McpToolsetUnknown(`no MCP server is configured for toolset "${toolsetId}"`);
@@ -397,7 +399,10 @@ export class McpCatalog {
     // Not the catalog-wide start-up bound: listing tools is quick, a tool's work often is not.
     const configured = config.toolTimeoutMs ?? config.timeoutMs ?? DEFAULT_MCP_TOOL_TIMEOUT_MS;
     const timeout = Math.min(configured, options.maxTimeoutMs ?? configured);
-    const result = await live.client.callTool({ name: tool, arguments: args }, undefined, {
+    // The call id travels in `_meta`, so a server whose side effects must happen once can recognise
+    // a call that a retried activity sends again.
+    const meta = options.callId ? { _meta: { [MCP_CALL_ID_META]: options.callId } } : {};
+    const result = await live.client.callTool({ name: tool, arguments: args, ...meta }, undefined, {
       timeout,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onprogress: options.onProgress } : {}),
