@@ -92,7 +92,10 @@ class Service {
       stream?.pipe(log);
       stream?.on('data', (chunk: Buffer) => {
         // Server log lines carry long stack traces; the start of each says what failed.
-        const lines = chunk.toString().split('\n').filter((line) => line.trim());
+        const lines = chunk
+          .toString()
+          .split('\n')
+          .filter((line) => line.trim());
         this.tail.push(...lines.map((line) => line.slice(0, 400)));
         this.tail.splice(0, Math.max(0, this.tail.length - 30));
       });
@@ -221,7 +224,8 @@ async function retry<T>(what: string, fn: () => Promise<T>, alive: () => boolean
       return await fn();
     } catch (err) {
       if (!alive()) throw new Error(`${what}: the process exited`, { cause: err });
-      if (Date.now() > deadline) throw new Error(`${what} did not succeed within ${timeoutMs / 1000} s`, { cause: err });
+      if (Date.now() > deadline)
+        throw new Error(`${what} did not succeed within ${timeoutMs / 1000} s`, { cause: err });
       await new Promise((r) => setTimeout(r, 500));
     }
   }
@@ -282,7 +286,11 @@ export async function startTemporalCluster(options: ClusterOptions): Promise<Tem
       throw new Error(`${err.message}\n${server.tail.join('\n')}`);
     });
     try {
-      await retry(`namespace ${namespace}`, () => ensureNamespace(connection, namespace), () => server.isRunning);
+      await retry(
+        `namespace ${namespace}`,
+        () => ensureNamespace(connection, namespace),
+        () => server.isRunning,
+      );
       const added = await retry(
         'search attributes',
         () => ensureSearchAttributes(connection, namespace),
@@ -294,7 +302,7 @@ export async function startTemporalCluster(options: ClusterOptions): Promise<Tem
     }
     let uiUrl: string | undefined;
     if (!options.noUi) {
-      const port = options.uiPort ?? (uiPort as number);
+      const port = options.uiPort ?? uiPort;
       mkdirSync(join(dir, 'ui'));
       writeFileSync(
         join(dir, 'ui', 'cluster.yaml'),
