@@ -88,8 +88,11 @@ class Service {
     logFile: string,
   ) {
     const log = createWriteStream(logFile);
+    // Two sources share one file: neither may end it; the child's 'close' (both streams done) does.
+    log.on('error', () => {});
+    child.once('close', () => log.end());
     for (const stream of [child.stdout, child.stderr]) {
-      stream?.pipe(log);
+      stream?.pipe(log, { end: false });
       stream?.on('data', (chunk: Buffer) => {
         // Server log lines carry long stack traces; the start of each says what failed.
         const lines = chunk

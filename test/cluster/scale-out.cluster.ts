@@ -17,8 +17,9 @@ import { ledger, startClusterWorkers, workflowTaskWorkers } from '../support/clu
 
 const WORKERS = 3;
 const taskQueue = uniqueId('cluster');
-// Short model timeouts, so an activity lost with a killed worker is retried within seconds.
-const settings = { modelTimeoutMs: 4_000, modelAttempts: 3 };
+// Short model and agent timeouts: an activity lost with a killed worker is retried once its start-to-close
+// timeout passes (the turn does not heartbeat), so seconds here instead of the default 120 s agent timeout.
+const settings = { modelTimeoutMs: 4_000, modelAttempts: 3, agentTimeoutMs: 5_000 };
 
 let server: ScriptedModelServer;
 let script: RoleScript;
