@@ -65,12 +65,13 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
       return asModelCall('extraction', () => models.extract(request, callOptions()));
     },
 
-    recall(request) {
+    async recall(request) {
       const query = request.terms.length > 0 ? request.terms.join(' ') : request.text;
       const options = { ...DEFAULT_RECALL, ...deps.recall };
       const found = catalog.recall(query, options);
       const scope = { sessionId: request.sessionId, ...(request.userId ? { userId: request.userId } : {}) };
-      return Promise.resolve({ ...found, memories: memories ? memories.recall(query, scope, options) : [] });
+      // Memory candidates carry their text (shown in the activity result in the Web UI).
+      return { ...found, memories: memories ? await memories.recall(query, scope, options) : [] };
     },
 
     async orchestrate(request) {
@@ -95,10 +96,9 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
           requiresApproval: t.requiresApproval,
         }));
       });
-      const recalled = request.memories.flatMap((id) => {
-        const text = memories?.text(id);
-        return text === undefined ? [] : [{ id, text }];
-      });
+      // With HARNESS_MEMORY_URL every worker reads the same store, so any worker can resolve the ids.
+      const texts = await Promise.all(request.memories.map(async (id) => ({ id, text: await memories?.text(id) })));
+      const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
       return asModelCall('agent', () =>
         models.agent(
           {

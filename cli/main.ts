@@ -365,15 +365,18 @@ function buildProgram(io: CliIO, line: (text: string) => void): Command {
   return program;
 }
 
-/** `memory add|list|rm` over the worker's memory store (SQLite). */
+/** `memory add|list|rm` over the worker's memory store (SQLite, or PostgreSQL with --url). */
 function addMemoryCommands(program: Command, line: (text: string) => void): void {
   const memory = program
     .command('memory')
     .description('manage memory items the Sessions can recall')
-    .addOption(new Option('--db <file>', 'memory database').env('HARNESS_MEMORY_DB').default('.data/memory.db'));
+    .addOption(new Option('--db <file>', 'memory database').env('HARNESS_MEMORY_DB').default('.data/memory.db'))
+    .addOption(new Option('--url <url>', 'shared PostgreSQL memory store (instead of --db)').env('HARNESS_MEMORY_URL'));
   const open = async (cmd: Command) => {
     const store = await import('../capabilities/memory-store.js');
-    return { store, memories: store.MemoryStore.open(cmd.optsWithGlobals<{ db: string }>().db) };
+    const { openMemoryStore } = await import('../capabilities/open-memory-store.js');
+    const { db, url } = cmd.optsWithGlobals<{ db: string; url?: string }>();
+    return { store, memories: await openMemoryStore({ url, file: db }) };
   };
   memory
     .command('add')
@@ -384,10 +387,10 @@ function addMemoryCommands(program: Command, line: (text: string) => void): void
     .action(async (text: string, opts: { tag: string[]; scope: string }, cmd: Command) => {
       const { store, memories } = await open(cmd);
       try {
-        const item = memories.add({ text, tags: opts.tag, scope: store.parseMemoryScope(opts.scope) });
+        const item = await memories.add({ text, tags: opts.tag, scope: store.parseMemoryScope(opts.scope) });
         line(`added memory ${item.id} (${store.formatMemoryScope(item.scope)})`);
       } finally {
-        memories.close();
+        await memories.close();
       }
     });
   memory
@@ -400,7 +403,7 @@ function addMemoryCommands(program: Command, line: (text: string) => void): void
     .action(async (opts: { scope?: string; tag?: string; limit: string; json?: boolean }, cmd: Command) => {
       const { store, memories } = await open(cmd);
       try {
-        const items = memories.list({
+        const items = await memories.list({
           limit: positiveInt(opts.limit, '--limit'),
           ...(opts.scope !== undefined ? { scope: store.parseMemoryScope(opts.scope) } : {}),
           ...(opts.tag !== undefined ? { tag: opts.tag } : {}),
@@ -414,7 +417,7 @@ function addMemoryCommands(program: Command, line: (text: string) => void): void
           }
         }
       } finally {
-        memories.close();
+        await memories.close();
       }
     });
   memory
@@ -424,10 +427,10 @@ function addMemoryCommands(program: Command, line: (text: string) => void): void
     .action(async (id: string, _opts: unknown, cmd: Command) => {
       const { memories } = await open(cmd);
       try {
-        if (!memories.remove(id)) throw new UsageError(`no memory item ${id}`);
+        if (!(await memories.remove(id))) throw new UsageError(`no memory item ${id}`);
         line(`removed memory ${id}`);
       } finally {
-        memories.close();
+        await memories.close();
       }
     });
 }
