@@ -97,10 +97,8 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
       const skill = catalog.skill(id);
       return skill ? [{ id, name: skill.name, instructions: skill.instructions() }] : [];
     });
-    const recalled = request.memories.flatMap((id) => {
-      const text = memories?.text(id);
-      return text === undefined ? [] : [{ id, text }];
-    });
+    const texts = await Promise.all(request.memories.map(async (id) => ({ id, text: await memories?.text(id) })));
+    const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
     const tools = toolOffers(request.toolsets, catalog);
     const answer = await asModelCall('agent', () =>
       models.agentStep(

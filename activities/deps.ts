@@ -1,7 +1,7 @@
 /** What the activities are built from: the worker hands in real objects, tests the same objects pointed at local fakes. */
 import type { CapabilityCatalog, RecallOptions } from '../capabilities/catalog.js';
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
-import type { MemoryRecall, MemoryStore } from '../capabilities/memory-store.js';
+import type { MemoryBackend, MemoryRecall } from '../capabilities/memory-store.js';
 import type { RoleModels } from '../models/roles.js';
 import type { MessageInput, SessionStart, SubmitResult } from '../workflows/schemas.js';
 
@@ -17,7 +17,7 @@ export interface ActivityDeps {
   models: RoleModels;
   catalog: CapabilityCatalog;
   /** Recall and loaded memories; `add` as well for the `memory_save` tool. */
-  memories?: MemoryRecall & Partial<Pick<MemoryStore, 'add'>>;
+  memories?: MemoryRecall & Partial<Pick<MemoryBackend, 'add'>>;
   recall?: Partial<RecallOptions>;
   sessions?: SessionDirectory;
   /** The worker's live MCP connections, which run `mcp` tool calls. */

@@ -21,7 +21,7 @@ export const TOOL_HEARTBEAT_MS = 3_000;
 
 const failed = (output: string): RunToolResult => ({ output: clipToolOutput(output), isError: true });
 
-function saveMemory(deps: ActivityDeps, request: RunToolRequest): RunToolResult {
+async function saveMemory(deps: ActivityDeps, request: RunToolRequest): Promise<RunToolResult> {
   const add = deps.memories?.add?.bind(deps.memories);
   if (!add) return failed('memory_save: this worker has no memory store');
   const parsed = parseToolArguments(request.arguments);
@@ -33,7 +33,7 @@ function saveMemory(deps: ActivityDeps, request: RunToolRequest): RunToolResult 
   }
   const scope: MemoryScope =
     args.data.scope === 'user' && request.userId ? { userId: request.userId } : { sessionId: request.sessionId };
-  const item = add({ text: args.data.text, scope });
+  const item = await add({ text: args.data.text, scope });
   return { output: `Saved memory ${item.id} (scope ${formatMemoryScope(scope)}).`, isError: false };
 }
 
