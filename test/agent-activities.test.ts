@@ -289,6 +289,17 @@ describe('runTool', () => {
     await expect.poll(() => existsSync(marker) && readFileSync(marker, 'utf8'), { timeout: 10_000 }).toBe('cancelled');
   });
 
+  it('turns a tool that outlasts its time bound into an error result the model sees', async () => {
+    const marker = join(dir, 'sleep-timed-out');
+    // A one-second attempt bounds the call below the server entry's own timeout.
+    const env = new MockActivityEnvironment({ startToCloseTimeoutMs: 1_000 }, { logger });
+
+    const result = await runTool(toolRequest('sleep', { marker }), env);
+
+    expect(result).toMatchObject({ isError: true, output: expect.stringContaining('may or may not have finished') });
+    await expect.poll(() => existsSync(marker), { timeout: 10_000 }).toBe(true);
+  });
+
   it('memory_save writes a memory scoped to the Session or the user', async () => {
     const session = await runTool(toolRequest('memory_save', { text: 'Deliverables go to the shared drive.' }, null));
     const user = await runTool({
