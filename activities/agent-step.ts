@@ -19,6 +19,7 @@ import {
 import { describeIssues } from '../workflows/text.js';
 import type { ActivityDeps } from './deps.js';
 import { asModelCall, callOptions } from './model-call.js';
+import { heartbeatWhileRunning } from './run-tool.js';
 
 /**
  * The tools offered for one step: the built-ins first (so they keep their names), then each loaded
@@ -100,6 +101,7 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
     const texts = await Promise.all(request.memories.map(async (id) => ({ id, text: await memories?.text(id) })));
     const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
     const tools = toolOffers(request.toolsets, catalog);
+    const stopHeartbeats = heartbeatWhileRunning(deps);
     const answer = await asModelCall('agent', () =>
       models.agentStep(
         {
@@ -115,7 +117,7 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
         },
         callOptions(),
       ),
-    );
+    ).finally(stopHeartbeats);
     const result: AgentStepResult =
       answer.kind === 'calls'
         ? { kind: 'calls', text: answer.text, calls: resolveCalls(answer.calls, tools, validator) }

@@ -37,8 +37,11 @@ async function saveMemory(deps: ActivityDeps, request: RunToolRequest): Promise<
   return { output: `Saved memory ${item.id} (scope ${formatMemoryScope(scope)}).`, isError: false };
 }
 
-/** Heartbeats every few seconds until stopped, so a dead worker is noticed while a tool runs long. */
-function heartbeatWhileRunning(deps: ActivityDeps): () => void {
+/**
+ * Heartbeats every few seconds until stopped, so a dead worker is noticed while a tool or a model
+ * step runs long, and a cancellation (the `interrupt` command) reaches the activity.
+ */
+export function heartbeatWhileRunning(deps: ActivityDeps): () => void {
   const ctx = Context.current();
   const timeout = ctx.info.heartbeatTimeoutMs;
   const every = Math.max(
