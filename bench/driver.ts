@@ -13,7 +13,7 @@ export interface Flavor {
   name: FlavorName;
   workflowType: string;
   workflowId(id: string): string;
-  args(id: string): unknown[];
+  args(id: string, settings?: Record<string, unknown>): unknown[];
 }
 
 export const FLAVORS: Record<FlavorName, Flavor> = {
@@ -21,7 +21,7 @@ export const FLAVORS: Record<FlavorName, Flavor> = {
     name: 'session',
     workflowType: 'session',
     workflowId: (id) => `session:${id}`,
-    args: (id) => [{ sessionId: id }],
+    args: (id, settings) => [{ sessionId: id, ...(settings ? { settings } : {}) }],
   },
   baseline: {
     name: 'baseline',
@@ -46,11 +46,17 @@ export interface Driven {
   sent: number;
 }
 
-export async function start(client: Client, taskQueue: string, flavor: Flavor, id = randomUUID().slice(0, 8)) {
+export async function start(
+  client: Client,
+  taskQueue: string,
+  flavor: Flavor,
+  settings?: Record<string, unknown>,
+  id = randomUUID().slice(0, 8),
+) {
   const handle = await client.workflow.start(flavor.workflowType, {
     workflowId: flavor.workflowId(`bench-${id}`),
     taskQueue,
-    args: flavor.args(`bench-${id}`),
+    args: flavor.args(`bench-${id}`, settings),
   });
   return { flavor, handle, sent: 0 } satisfies Driven;
 }

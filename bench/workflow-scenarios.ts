@@ -25,8 +25,8 @@ import { mean, median, percentile, pool, round } from './stats.js';
 const both = [FLAVORS.session, FLAVORS.baseline];
 
 /** Start plus the two set-up inputs (initialize, new phase) that put a Session where `Continue` continues. */
-async function ready(stack: Stack, flavor: Flavor): Promise<Driven> {
-  const d = await start(stack.client, stack.taskQueue, flavor);
+async function ready(stack: Stack, flavor: Flavor, settings?: Record<string, unknown>): Promise<Driven> {
+  const d = await start(stack.client, stack.taskQueue, flavor, settings);
   await send(d, TEXT.goal);
   await decided(d, await send(d, TEXT.newPhase));
   return d;
@@ -190,7 +190,12 @@ export interface LongResult {
  * then waited for), so the per-input time is the Session's own cost, not the client's round trip.
  */
 export async function longSession(stack: Stack, inputs: number, batch: number): Promise<LongResult> {
-  const d = await ready(stack, FLAVORS.session);
+  // The Session's default (500 inputs a run) unless the run is too short to see a continue-as-new.
+  const d = await ready(
+    stack,
+    FLAVORS.session,
+    inputs < 2_000 ? { continueAsNewAfter: Math.ceil(inputs / 4) } : undefined,
+  );
   const firstRunId = d.handle.firstExecutionRunId;
   const perInput: number[] = [];
   for (let done = 0; done < inputs; done += batch) {
