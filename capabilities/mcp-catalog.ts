@@ -265,6 +265,8 @@ interface ServerSlot {
   status: McpServerStatus;
   live?: Live;
   toolset?: ToolsetEntry;
+  /** JSON of `toolset`, computed once per listing, so a refresh compares strings instead of re-serialising. */
+  fingerprint?: string;
   /** The last lines the stdio server wrote to stderr, for failure messages. */
   stderr: string[];
 }
@@ -307,7 +309,7 @@ export class McpCatalog {
   private interval: NodeJS.Timeout | undefined;
   private inFlight: Promise<McpRefreshReport> | undefined;
   private readonly serverRefreshes = new Map<string, Promise<CatalogProblem | undefined>>();
-  private lastFingerprint = '[]';
+  private lastFingerprint = '';
   private readonly closings = new Set<Promise<void>>();
   private closing = false;
 
@@ -566,6 +568,7 @@ export class McpCatalog {
       tools: declarations,
       execution: 'mcp',
     };
+    slot.fingerprint = JSON.stringify(slot.toolset);
     slot.status = { ...slot.status, state: 'ready', tools: declarations.length, listedAt: new Date().toISOString() };
     delete slot.status.error;
     const unknown = config.approvalRequired.filter((tool) => !seen.has(tool));
@@ -581,6 +584,7 @@ export class McpCatalog {
 
   private fail(slot: ServerSlot, message: string): CatalogProblem {
     delete slot.toolset;
+    delete slot.fingerprint;
     slot.status = { ...slot.status, state: 'failed', tools: 0, error: message };
     return { file: this.file, message };
   }
@@ -597,11 +601,10 @@ export class McpCatalog {
 
   /** Tells `onChange` when what the catalog should hold differs from what it was last told. */
   private emitIfChanged(): void {
-    const toolsets = this.toolsets();
-    const fingerprint = JSON.stringify(toolsets);
+    const fingerprint = this.slots.map((slot) => slot.fingerprint ?? '').join('\n');
     if (fingerprint === this.lastFingerprint) return;
     this.lastFingerprint = fingerprint;
-    this.options.onChange?.(toolsets);
+    this.options.onChange?.(this.toolsets());
   }
 }
 
@@ -631,24 +634,43 @@ export function withMcpToolsets(
 export interface McpToolsetsOptions extends Omit<McpCatalogOptions, 'onChange' | 'file'> {
   /** The `mcpServers` config file. */
   configPath: string;
-  /** The catalog to keep up to date: on every change it is rebuilt from `baseEntries` plus the MCP toolsets. */
+  /** The catalog to keep up to date: on every change the MCP toolsets that changed are re-indexed. */
   catalog: IndexedCatalog;
-  /** The entries loaded from the catalog folder. */
+  /** The entries loaded from the catalog folder (they win over an MCP toolset with the same id). */
   baseEntries: CatalogEntry[];
 }
 
 /**
  * Starts the MCP servers of `configPath` and keeps `catalog` in step with their tools. Resolves once
- * every server has been listed or has failed (each bounded by its timeout); `problems` holds the
- * config file's bad entries and the servers that were skipped. Close the returned catalog at shutdown.
+ * every server has been listed or has failed (each bounded by its timeout) and the catalog holds their
+ * toolsets; `problems` holds the config file's bad entries and the servers that were skipped. Close
+ * the returned catalog at shutdown.
+ *
+ * A refresh is incremental: only toolsets whose listing changed are removed and re-indexed, in short
+ * slices between which the worker's event loop runs (the whole index used to be rebuilt, blocking the
+ * worker for seconds at 10,000 entries). `applied()` resolves once the catalog reflects every change
+ * seen so far.
  */
 export async function connectMcpToolsets(
   options: McpToolsetsOptions,
-): Promise<{ mcp: McpCatalog; problems: CatalogProblem[] }> {
+): Promise<{ mcp: McpCatalog; problems: CatalogProblem[]; applied: () => Promise<void> }> {
   const { configPath, catalog, baseEntries, ...rest } = options;
+  const indexed = new Map<string, string>();
+  let applying = Promise.resolve();
   const apply = (toolsets: ToolsetEntry[]) => {
     const merged = withMcpToolsets(baseEntries, toolsets);
-    catalog.replace(merged.entries);
+    const next = new Map<string, string>();
+    const put: ToolsetEntry[] = [];
+    for (const toolset of merged.entries.slice(baseEntries.length) as ToolsetEntry[]) {
+      const fingerprint = JSON.stringify(toolset);
+      next.set(toolset.id, fingerprint);
+      if (indexed.get(toolset.id) !== fingerprint) put.push(toolset);
+    }
+    const remove = [...indexed.keys()].filter((id) => !next.has(id)).map((id) => ({ kind: 'toolset' as const, id }));
+    indexed.clear();
+    for (const [id, fingerprint] of next) indexed.set(id, fingerprint);
+    // In order: a later change must not be overtaken by an earlier one still being applied.
+    applying = applying.then(() => catalog.updateGradually({ put, remove }));
     return merged.problems;
   };
   let started = false;
@@ -661,8 +683,11 @@ export async function connectMcpToolsets(
   });
   const report = await mcp.start();
   started = true;
+  const applied = () => applying;
+  await applied();
   return {
     mcp,
     problems: [...problems, ...report.problems, ...withMcpToolsets(baseEntries, report.toolsets).problems],
+    applied,
   };
 }
