@@ -438,28 +438,43 @@ export interface ConceptHit {
 const HAN = /\p{Script=Han}/u;
 
 interface Index {
-  /** Latin phrases as token sequences (lowercase surface or lemma), longest first. */
-  latin: Array<{ words: string[]; concept: Concept }>;
-  /** Chinese words, longest first. */
-  han: Array<{ word: string; concept: Concept }>;
+  /** Latin phrases as token sequences (lowercase surface or lemma), by first word, longest first. */
+  latin: Map<string, Array<{ words: string[]; concept: Concept }>>;
+  /** Chinese words by first character, longest first. */
+  han: Map<string, Array<{ word: string; concept: Concept }>>;
+  /** One-character Chinese entries and every character that starts an entry, for the inside-a-token search. */
+  hanAll: Array<{ word: string; concept: Concept }>;
   byId: Map<string, Concept>;
 }
 
 let index: Index | undefined;
 
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
 function lexicon(): Index {
   if (index) return index;
-  const latin: Index['latin'] = [];
-  const han: Index['han'] = [];
+  const latin: Index['latin'] = new Map();
+  const han: Index['han'] = new Map();
+  const hanAll: Index['hanAll'] = [];
   for (const concept of CONCEPTS) {
     for (const w of [...concept.en, ...concept.zh]) {
-      if (HAN.test(w)) han.push({ word: w, concept });
-      else latin.push({ words: w.toLowerCase().split(/(?=-)|(?<=-)|\s+/u), concept });
+      if (HAN.test(w)) {
+        push(han, w.charAt(0), { word: w, concept });
+        hanAll.push({ word: w, concept });
+      } else {
+        const words = w.toLowerCase().split(/(?=-)|(?<=-)|\s+/u);
+        push(latin, words[0] ?? '', { words, concept });
+      }
     }
   }
-  latin.sort((a, b) => b.words.length - a.words.length);
-  han.sort((a, b) => b.word.length - a.word.length);
-  index = { latin, han, byId: new Map(CONCEPTS.map((x) => [x.id, x])) };
+  for (const list of latin.values()) list.sort((a, b) => b.words.length - a.words.length);
+  for (const list of han.values()) list.sort((a, b) => b.word.length - a.word.length);
+  hanAll.sort((a, b) => b.word.length - a.word.length);
+  index = { latin, han, hanAll, byId: new Map(CONCEPTS.map((x) => [x.id, x])) };
   return index;
 }
 
@@ -474,7 +489,10 @@ export function conceptById(id: string): Concept | undefined {
  * "肉") or across consecutive ones ("低" + "风险"), because jieba's segmentation of compounds varies.
  */
 export function conceptHits(tokens: readonly Token[]): ConceptHit[] {
-  const { latin, han } = lexicon();
+  // The scorer asks several times about the same analysis.
+  const cached = memo.get(tokens);
+  if (cached) return cached;
+  const { latin, han, hanAll } = lexicon();
   const hits: ConceptHit[] = [];
   const taken = new Set<number>();
   for (let i = 0; i < tokens.length; i++) {
@@ -483,23 +501,32 @@ export function conceptHits(tokens: readonly Token[]): ConceptHit[] {
     if (t.script === 'han') {
       // The longest entry that starts in this token, inside it or across the next ones.
       let best: { word: string; concept: Concept; end: number } | undefined;
-      let joined = '';
-      for (let j = i; j < tokens.length && j < i + 4; j++) {
+      for (const h of hanAll) {
+        if (h.word.length > t.lower.length) continue;
+        // A one-character entry only as a whole word: 游 in 亲子游 is travel, in 游戏 it is not.
+        if (h.word.length > 1 ? t.lower.includes(h.word) : t.lower === h.word) {
+          best = { ...h, end: i + 1 };
+          break;
+        }
+      }
+      let joined = t.lower;
+      for (let j = i + 1; j < tokens.length && j < i + 4; j++) {
         joined += tokens[j]?.lower ?? '';
-        for (const h of han) {
+        for (const h of han.get(t.lower.charAt(0)) ?? []) {
           if (best && h.word.length <= best.word.length) break;
-          // A one-character entry only as a whole word: 游 in 亲子游 is travel, in 游戏 it is not.
-          const inside = j === i && (h.word.length > 1 ? t.lower.includes(h.word) : t.lower === h.word);
-          const across =
-            j > i && joined.startsWith(h.word) && h.word.length > joined.length - (tokens[j]?.lower.length ?? 0);
-          if (inside || across) best = { ...h, end: j + 1 };
+          if (joined.startsWith(h.word) && h.word.length > joined.length - (tokens[j]?.lower.length ?? 0)) {
+            best = { ...h, end: j + 1 };
+          }
         }
       }
       if (best) hits.push({ concept: best.concept, start: i, end: best.end });
       continue;
     }
     if (taken.has(i)) continue;
-    const entry = latin.find((e) =>
+    const candidates = [...(latin.get(t.lower) ?? []), ...(t.lemma !== t.lower ? (latin.get(t.lemma) ?? []) : [])].sort(
+      (a, b) => b.words.length - a.words.length,
+    );
+    const entry = candidates.find((e) =>
       e.words.every((w, k) => {
         const u = tokens[i + k];
         return u !== undefined && (u.lower === w || u.lemma === w);
@@ -510,8 +537,11 @@ export function conceptHits(tokens: readonly Token[]): ConceptHit[] {
       for (let k = i; k < i + entry.words.length; k++) taken.add(k);
     }
   }
+  memo.set(tokens, hits);
   return hits;
 }
+
+const memo = new WeakMap<readonly Token[], ConceptHit[]>();
 
 /** The ids of the concepts mentioned in `tokens`. */
 export function conceptIds(tokens: readonly Token[]): Set<string> {

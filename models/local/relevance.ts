@@ -261,11 +261,31 @@ interface Features {
   conflict: string[];
 }
 
+/**
+ * A Session's goals stay the same for many messages; analysing them again for each one is most of
+ * a call's work and garbage. Analyses are never mutated, so a small LRU cache is safe.
+ */
+const GOAL_CACHE_SIZE = 256;
+const goalCache = new Map<string, Analysis>();
+
+function analyseGoal(text: string): Analysis {
+  const hit = goalCache.get(text);
+  if (hit) {
+    goalCache.delete(text);
+    goalCache.set(text, hit);
+    return hit;
+  }
+  const analysis = analyse(text);
+  goalCache.set(text, analysis);
+  if (goalCache.size > GOAL_CACHE_SIZE) goalCache.delete(goalCache.keys().next().value as string);
+  return analysis;
+}
+
 /** Scores one message against the two goals. Pure and deterministic. */
 export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   const message = analyse(input.message);
-  const phase = analyse(input.phaseGoal);
-  const session = analyse(input.sessionGoal);
+  const phase = analyseGoal(input.phaseGoal);
+  const session = analyseGoal(input.sessionGoal);
   const sim = goalSimilarity(message, phase, session);
   const judge = (rule: RelevanceRule, p: number, s: number, cues: string[]): RelevanceJudgement => ({
     phaseRelevance: round(clamp(p)),
