@@ -1,7 +1,8 @@
 /**
  * RoleModels without a model: the `local` provider, used when no OpenAI-compatible endpoint is
  * configured. Deterministic and offline, built on wink-nlp, jieba and stopword (see
- * `activities/local/`): relevance from lexical similarity plus documented discourse rules,
+ * `models/local/`): relevance from lexical similarity, a bilingual concept lexicon and English word
+ * vectors plus documented discourse rules (docs/relevance.md),
  * extraction by keyword extraction, orchestration by a score floor over the recall candidates,
  * compaction by an extractive summary. It has no agent model, so it never writes a reply.
  */
@@ -52,7 +53,7 @@ export class LocalModels implements RoleModels {
 
   describe(): Record<Role, string> {
     return {
-      relevance: 'local/lexical-v1',
+      relevance: 'local/lexical-semantic-v2',
       extraction: 'local/keywords-v1',
       orchestration: 'local/score-floor-v1',
       compaction: 'local/extractive-v1',
