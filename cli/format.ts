@@ -3,7 +3,7 @@
  * Pure functions of query results, so the output is the same on a TTY and in a pipe.
  */
 import Table from 'cli-table3';
-import type { BoundInput, DecisionRecord, SessionSummary, SessionView } from '../client/session-client.js';
+import type { BoundInput, DecisionRecord, SessionSummary, SessionView } from '../client/index.js';
 
 /** Tables without colour, so piped output and test assertions see plain text. */
 function table(head: string[], colWidths?: Array<number | null>): Table.Table {

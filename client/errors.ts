@@ -27,6 +27,21 @@ export const EXIT = {
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** What each exit code means, in the words the CLI's help and the docs use. */
+export const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
+  ok: 'ok',
+  unexpected: 'unexpected error',
+  invalidInput: 'usage or invalid input (also: the Session is closed)',
+  sessionNotFound: 'not found (a Session, or a memory item)',
+  serverUnreachable: 'server unreachable',
+  timedOut: 'timed out (--wait ran out, or no worker answered a query)',
+};
+
+/** `0 ok, 1 unexpected error, ...`: the exit codes as one line of text, from EXIT and EXIT_MEANINGS. */
+export function describeExitCodes(): string {
+  return (Object.keys(EXIT) as Array<keyof typeof EXIT>).map((key) => `${EXIT[key]} ${EXIT_MEANINGS[key]}`).join(', ');
+}
+
 /** Base class of every error the client throws on purpose. */
 export abstract class SessionClientError extends Error {
   abstract readonly exitCode: ExitCode;

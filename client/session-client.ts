@@ -46,7 +46,7 @@ import {
 } from '../workflows/schemas.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../workflows/search-attributes.js';
 import type { session } from '../workflows/session.js';
-import { SESSION_STAGES, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';
+import { SESSION_STAGES, SessionState, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';
 import type { Capabilities, DecisionRecord, Goal, SessionView } from '../workflows/view.js';
 import {
   InvalidInputError,
@@ -56,8 +56,6 @@ import {
   translateError,
   type CallContext,
 } from './errors.js';
-
-export type { Capabilities, DecisionRecord, Goal, SessionView, BoundInput, OutOfScopeRequest };
 
 /** Where and how to connect. Every field has a local-development default. */
 export interface ConnectOptions {
@@ -193,9 +191,20 @@ export interface SessionSummary {
 }
 
 export { SESSION_STAGES };
-export const SESSION_STATUSES = ['active', 'paused', 'closed'] as const;
-export const COMMAND_NAMES = ['set-goals', 'pause', 'resume', 'close'] as const;
-export type CommandName = (typeof COMMAND_NAMES)[number];
+/** Every value of the SessionStatus search attribute and of `snapshot().status`, from the state schema. */
+export const SESSION_STATUSES = SessionState.shape.status.options;
+/** The deterministic commands the `command` signal accepts, from its schema. */
+export const COMMAND_NAMES = CommandInput.options.map((option) => option.shape.name.value);
+export type CommandName = CommandInput['name'];
+
+/** Where `create`/`connect` connect when not told otherwise: a local `temporal server start-dev`. */
+export const CONNECTION_DEFAULTS = {
+  address: 'localhost:7233',
+  namespace: 'default',
+  taskQueue: DEFAULT_TASK_QUEUE,
+  connectTimeoutMs: 5_000,
+  queryTimeoutMs: 15_000,
+} as const;
 
 /** A closed Session is never restarted under the same id; a failed or terminated one may be. */
 const REUSE_POLICY: WorkflowIdReusePolicy = 'ALLOW_DUPLICATE_FAILED_ONLY';
@@ -215,9 +224,9 @@ export class SessionClient {
     readonly client: Client,
     options: { taskQueue?: string; address?: string; queryTimeoutMs?: number; ownsConnection?: boolean } = {},
   ) {
-    this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+    this.taskQueue = options.taskQueue ?? CONNECTION_DEFAULTS.taskQueue;
     this.address = options.address ?? 'the Temporal server';
-    this.queryTimeoutMs = options.queryTimeoutMs ?? 15_000;
+    this.queryTimeoutMs = options.queryTimeoutMs ?? CONNECTION_DEFAULTS.queryTimeoutMs;
     this.ownsConnection = options.ownsConnection ?? false;
   }
 
@@ -233,15 +242,15 @@ export class SessionClient {
    * touched (the CLI exits 2 on a bad message even when the server is down).
    */
   static async create(options: ConnectOptions = {}): Promise<SessionClient> {
-    const address = options.address ?? 'localhost:7233';
+    const address = options.address ?? CONNECTION_DEFAULTS.address;
     const tls = await tlsConfig(options.tls);
     const connection = Connection.lazy({
       address,
       ...(tls !== undefined ? { tls } : {}),
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-      connectTimeout: options.connectTimeoutMs ?? 5_000,
+      connectTimeout: options.connectTimeoutMs ?? CONNECTION_DEFAULTS.connectTimeoutMs,
     });
-    const client = new Client({ connection, namespace: options.namespace ?? 'default' });
+    const client = new Client({ connection, namespace: options.namespace ?? CONNECTION_DEFAULTS.namespace });
     return new SessionClient(client, {
       address,
       ownsConnection: true,

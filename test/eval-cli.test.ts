@@ -1,6 +1,6 @@
 /**
- * `npm run eval` as a user runs it: a real `tsx client/eval-main.ts` process with no OpenAI
- * configuration, so the local provider answers.
+ * `npm run eval` as a user runs it: a real `npm run eval -- ...` process (which runs `harness eval`)
+ * with no OpenAI configuration, so the local provider answers.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -25,8 +25,8 @@ function run(args: string[]): Promise<{ code: number; stdout: string; stderr: st
     if (name.startsWith('OPENAI_') || name === 'HARNESS_MODEL_PROVIDER') delete env[name];
   return new Promise((done) => {
     execFile(
-      'npx',
-      ['tsx', 'client/eval-main.ts', ...args],
+      'npm',
+      ['run', '--silent', 'eval', '--', ...args],
       { cwd: root, env, timeout: 90_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
@@ -82,7 +82,19 @@ describe('npm run eval', () => {
     const { code, stdout, stderr } = await run(['--file', missing]);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toContain(`eval: cannot read case file ${missing}: no such file`);
+    expect(stderr).toBe(`harness eval: cannot read case file ${missing}: no such file\n`);
+  });
+
+  it('is the `eval` subcommand of harness, with its options in `harness eval --help`', async () => {
+    const { code, stdout } = await run(['--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('Usage: harness eval [options]');
+    expect(stdout).toMatch(/--high <n>\s+high threshold \(default: 0\.65\)/);
+    const bad = await run(['--high', 'lots']);
+    expect(bad).toMatchObject({ code: 2, stdout: '' });
+    expect(bad.stderr).toBe(
+      "harness eval: option '--high <n>' argument 'lots' is invalid. must be a number between 0 and 1\n",
+    );
   });
 
   it('names the line of a malformed case', async () => {
@@ -93,6 +105,6 @@ describe('npm run eval', () => {
     );
     const { code, stderr } = await run(['--file', bad]);
     expect(code).toBe(2);
-    expect(stderr).toContain(`${bad}:2: not valid JSON`);
+    expect(stderr).toBe(`harness eval: ${bad}:2: not valid JSON\n`);
   });
 });
