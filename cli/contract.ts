@@ -22,7 +22,6 @@ import {
   ResourceRef,
   Sender,
   SessionStart,
-  Settings,
   SubmitResult,
   ToolResultInput,
 } from '../workflows/schemas.js';
@@ -36,53 +35,19 @@ import {
   DecisionRecord,
   Goal,
   OutOfScopeRequest,
-  SessionState,
-  STAGES,
+  TASK_CONTROL_STAGES,
   StageRecord,
 } from '../workflows/state.js';
-import type { SessionView } from '../workflows/view.js';
+import { SessionView } from '../workflows/view.js';
 import { isEntryPoint } from '../worker/entry-point.js';
-import { SESSION_STAGES } from '../client/session-client.js';
 
 // ---- query results --------------------------------------------------------------------------------
 
 /** Result of `goals`. */
 export const GoalsResult = z.object({ session: Goal.nullable(), phase: Goal.nullable() });
 
-/** Result of `snapshot`: the read model in workflows/view.ts, as a schema (checked against the type below). */
-export const SnapshotResult = z.object({
-  sessionId: z.string(),
-  parentSessionId: z.string().nullable(),
-  profile: z.string(),
-  status: SessionState.shape.status,
-  stage: z.string().describe(`One of: ${SESSION_STAGES.join(', ')}.`),
-  run: z.number().int(),
-  queueLength: z.number().int(),
-  seq: z.object({ lastAccepted: z.number().int(), lastBound: z.number().int() }),
-  counts: SessionState.shape.counts,
-  goals: SessionState.shape.goals,
-  phase: z
-    .object({
-      index: z.number().int(),
-      startedAtSeq: z.number().int(),
-      previous: z.array(
-        z.object({ index: z.number().int(), goal: z.string(), compaction: z.string(), summary: z.string().nullable() }),
-      ),
-    })
-    .nullable(),
-  capabilities: Capabilities,
-  lastDecision: DecisionRecord.nullable(),
-  pendingOutOfScope: z.number().int(),
-  children: SessionState.shape.children,
-  recentRejections: SessionState.shape.rejections,
-  settings: Settings,
-});
-
-// The schema must accept every SessionView and name exactly its fields; tsc fails here otherwise.
-type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
-const viewFitsSchema: SessionView extends z.infer<typeof SnapshotResult> ? true : false = true;
-const viewHasSchemaKeys: SameKeys<SessionView, z.infer<typeof SnapshotResult>> = true;
-void [viewFitsSchema, viewHasSchemaKeys];
+/** Result of `snapshot`: the read model, defined once in workflows/view.ts. */
+export const SnapshotResult = SessionView;
 
 const LimitArgument = z.object({ limit: z.number().int().positive().optional() }).strict();
 
@@ -600,7 +565,7 @@ export function renderContract(): string {
   p(
     '### Shared definitions',
     'Stage names in decision records: ' +
-      [...STAGES].map(code).join(', ') +
+      [...TASK_CONTROL_STAGES].map(code).join(', ') +
       ', then `Running the business agent` (reported in `agent`, not in `stages`); ' +
       '`Compacting the previous phase` and `Routing the request` appear when they run.',
   );
@@ -670,7 +635,7 @@ const SEARCH_ATTRIBUTE_VALUES: Record<string, string> = {
     '`Understanding the task meaning` while an input is processed; `Idle`, `Paused`, `Closed` between inputs',
   SessionStatus: '`active`, `paused`, `closed`',
   SessionParent: 'parent sessionId of a sub-session',
-  SessionGoal: 'the session goal (first 1000 characters)',
+  SessionGoal: 'the session goal, cut to 1,500 UTF-8 bytes (Temporal refuses longer values)',
 };
 
 function code(text: string): string {

@@ -39,11 +39,11 @@ import {
   SessionId,
   SessionStart,
   ToolResultInput,
-  workflowIdFor,
   type ResourceRef,
   type Sender,
   type SettingsInput,
 } from '../workflows/schemas.js';
+import { workflowIdFor } from '../workflows/ids.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../workflows/search-attributes.js';
 import type { session } from '../workflows/session.js';
 import { SESSION_STAGES, SessionState, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';

@@ -2,41 +2,27 @@
  * The narrow interface between activities and whatever model serves each role, and the output
  * contract of every role. Providers (OpenAI-compatible HTTP, local) implement RoleModels.
  */
-import { z } from 'zod';
 import type { PartialSelection } from '../workflows/capabilities.js';
-import { SelectionSchema } from '../workflows/capabilities.js';
 import type { RelevanceScores } from '../workflows/decide.js';
 import type { ResourceRef } from '../workflows/schemas.js';
 import type { Decision } from '../workflows/state.js';
-import type {
-  CompactRequest,
-  CompactResult,
-  ExtractRequest,
-  ExtractResult,
-  OrchestrateRequest,
-  RelevanceRequest,
+import {
+  CompactionOutput,
+  ExtractionOutput,
+  OrchestrationOutput,
+  RelevanceOutput,
+  type CompactRequest,
+  type CompactResult,
+  type ExtractRequest,
+  type ExtractResult,
+  type OrchestrateRequest,
+  type RelevanceRequest,
 } from '../workflows/activity-contract.js';
 
 export const ROLES = ['relevance', 'extraction', 'orchestration', 'compaction', 'agent'] as const;
 export type Role = (typeof ROLES)[number];
 
-export const RelevanceOutput = z
-  .object({
-    phaseRelevance: z.number().min(0).max(1),
-    sessionRelevance: z.number().min(0).max(1),
-  })
-  .strip();
-
-export const ExtractionOutput = z.object({
-  terms: z
-    .array(z.string())
-    .max(64)
-    .transform((terms) => [...new Set(terms.map((t) => t.trim()).filter((t) => t.length > 0 && t.length <= 80))]),
-});
-
-export const OrchestrationOutput = SelectionSchema;
-
-export const CompactionOutput = z.object({ summary: z.string().trim().min(1) });
+export { CompactionOutput, ExtractionOutput, OrchestrationOutput, RelevanceOutput };
 
 /** Per-call limits handed down from the activity context. */
 export interface CallOptions {

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import type { SessionDirectory } from '../activities/index.js';
 import { WORKFLOW_TYPE, messageSignal } from '../workflows/api.js';
-import { workflowIdFor } from '../workflows/schemas.js';
+import { workflowIdFor } from '../workflows/ids.js';
 
 export function temporalSessionDirectory(client: Client): SessionDirectory {
   return {

@@ -1,11 +1,37 @@
 /**
- * Inputs and outputs of the Session's activities. Types only: workflow code imports this file to
- * type its activity proxies, and each role's input allows exactly what that role may see.
+ * The workflow-activity contract: what each activity is given and what it must answer. Each role's
+ * input allows exactly what that role may see. The output schemas are shared: model providers parse
+ * model answers with them, and the workflow checks activity results with them before use.
+ *
+ * Pure module: safe to import from workflow code.
  */
-import type { Candidates, PartialSelection } from './capabilities.js';
+import { z } from 'zod';
+import { SelectionSchema, type Candidates, type PartialSelection } from './capabilities.js';
 import type { RelevanceScores } from './decide.js';
-import type { ResourceRef, Settings } from './schemas.js';
+import { ResourceRef, type Settings } from './schemas.js';
 import type { Cap, Decision } from './state.js';
+
+/** The relevance role's answer: two scores in [0, 1]. */
+export const RelevanceOutput = z
+  .object({
+    phaseRelevance: z.number().min(0).max(1),
+    sessionRelevance: z.number().min(0).max(1),
+  })
+  .strip();
+
+/** The extraction role's answer: retrieval terms, trimmed and de-duplicated. */
+export const ExtractionOutput = z.object({
+  terms: z
+    .array(z.string())
+    .max(64)
+    .transform((terms) => [...new Set(terms.map((t) => t.trim()).filter((t) => t.length > 0 && t.length <= 80))]),
+});
+
+/** The orchestrator's answer: ids per kind; a kind left out keeps its current capabilities. */
+export const OrchestrationOutput = SelectionSchema;
+
+/** The compaction role's answer. */
+export const CompactionOutput = z.object({ summary: z.string().trim().min(1) });
 
 /** What the relevance role may see: the message, its resource refs and the two goals. Nothing else. */
 export interface RelevanceRequest {
@@ -25,9 +51,7 @@ export interface AlignedTask {
 export interface ExtractRequest {
   task: AlignedTask;
 }
-export interface ExtractResult {
-  terms: string[];
-}
+export type ExtractResult = z.infer<typeof ExtractionOutput>;
 
 export interface RecallRequest {
   sessionId: string;
@@ -50,9 +74,7 @@ export interface CompactRequest {
   phaseGoal: string;
   inputs: string[];
 }
-export interface CompactResult {
-  summary: string;
-}
+export type CompactResult = z.infer<typeof CompactionOutput>;
 
 export interface AgentTurnRequest {
   sessionId: string;
@@ -63,7 +85,111 @@ export interface AgentTurnRequest {
   toolsets: string[];
   memories: string[];
 }
-export type AgentTurnResult = { reply: string } | { skipped: string };
+export const AgentTurnResult = z.union([z.object({ reply: z.string() }), z.object({ skipped: z.string() })]);
+export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
+
+// ---- the inner execution loop (agent steps and tool calls) ------------------------------------------
+
+/** Longest tool output kept in the transcript, in UTF-8 bytes; longer output is clipped and marked. */
+export const TOOL_OUTPUT_BYTES = 8 * 1024;
+
+/** Built-in tools: offered to every agent turn, run by the Session itself (never by an MCP server). */
+export const BUILTIN_TOOLS = ['session_create_sub', 'memory_save'] as const;
+
+/** One tool call as the model made it; `arguments` is the model's raw JSON text. */
+export const ToolCallRef = z.object({ callId: z.string().min(1), tool: z.string().min(1), arguments: z.string() });
+export type ToolCallRef = z.infer<typeof ToolCallRef>;
+
+/**
+ * A tool call resolved against the loaded tools by the worker: how it runs, whether it waits for a
+ * person's approval, and whether its arguments fit the tool's JSON Schema.
+ */
+export const ResolvedToolCall = ToolCallRef.extend({
+  /** The toolset that declared the tool; null for built-ins and unknown tools. */
+  toolset: z.string().nullable(),
+  /**
+   * `mcp`: runs through the worker's MCP connection (activity runTool). `builtin`: run by the
+   * Session (BUILTIN_TOOLS). `external`: a backend service runs it and answers with the `toolResult`
+   * signal. `unknown`: no loaded tool has this name; the model sees an error result.
+   */
+  execution: z.enum(['mcp', 'builtin', 'external', 'unknown']),
+  requiresApproval: z.boolean(),
+  /** Why the arguments are not valid JSON or do not fit the tool's inputSchema; null when they do. */
+  argumentError: z.string().nullable(),
+});
+export type ResolvedToolCall = z.infer<typeof ResolvedToolCall>;
+
+/** How a call ended; `pending` only while the turn waits (for approval or an external result). */
+export const ToolCallStatus = z.enum(['ok', 'error', 'rejected', 'pending', 'interrupted']);
+export type ToolCallStatus = z.infer<typeof ToolCallStatus>;
+
+/** A finished call: the call and its result are always kept together. */
+export const ToolExchange = ToolCallRef.extend({
+  status: ToolCallStatus,
+  /** What the model sees as the tool message content (clipped to TOOL_OUTPUT_BYTES, marked when clipped). */
+  output: z.string(),
+});
+export type ToolExchange = z.infer<typeof ToolExchange>;
+
+/**
+ * The transcript, as facts. `step` is one assistant message with tool calls together with every
+ * call's result: it is written only once all results exist, so a call is never separated from its
+ * result. `summary` stands in for older items that were compacted.
+ */
+export const TranscriptItem = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('user'), seq: z.number().int(), text: z.string(), resources: z.array(ResourceRef) }),
+  z.object({ kind: z.literal('reply'), seq: z.number().int(), text: z.string() }),
+  z.object({
+    kind: z.literal('step'),
+    seq: z.number().int(),
+    text: z.string().nullable(),
+    calls: z.array(ToolExchange),
+  }),
+  z.object({ kind: z.literal('summary'), seq: z.number().int(), text: z.string() }),
+]);
+export type TranscriptItem = z.infer<typeof TranscriptItem>;
+
+/**
+ * One model step of the business agent. The workflow passes facts only; the activity assembles
+ * the chat request afresh from them on every call (system prompt with goals and decision, earlier
+ * phases' summaries, loaded skills' SKILL.md bodies, recalled memories, the transcript as
+ * user/assistant/tool messages, and the loaded tools plus BUILTIN_TOOLS as OpenAI tools).
+ */
+export interface AgentStepRequest {
+  sessionId: string;
+  goals: { session: string; phase: string };
+  decision: Decision;
+  summaries: Array<{ phaseIndex: number; goal: string; summary: string }>;
+  transcript: TranscriptItem[];
+  skills: string[];
+  toolsets: string[];
+  memories: string[];
+  /** The step's number within the turn (1-based), for logs and activity summaries. */
+  step: number;
+}
+export const AgentStepResult = z.discriminatedUnion('kind', [
+  /** The model answered with text: the turn ends `replied`. */
+  z.object({ kind: z.literal('reply'), text: z.string() }),
+  /** The model asked for tool calls, in its order, each resolved by the worker. */
+  z.object({ kind: z.literal('calls'), text: z.string().nullable(), calls: z.array(ResolvedToolCall).min(1) }),
+  /** No agent model is configured (the offline provider has none): the turn ends `skipped`. */
+  z.object({ kind: z.literal('skipped'), reason: z.string() }),
+]);
+export type AgentStepResult = z.infer<typeof AgentStepResult>;
+
+/** Runs one `mcp` call or the `memory_save` built-in on the worker. Heartbeats while it runs. */
+export interface RunToolRequest {
+  sessionId: string;
+  /** User-scoped memories belong to whoever sent the input (memory_save with scope `user`). */
+  userId?: string;
+  callId: string;
+  tool: string;
+  toolset: string | null;
+  /** Validated JSON text of the arguments. */
+  arguments: string;
+}
+export const RunToolResult = z.object({ output: z.string(), isError: z.boolean() });
+export type RunToolResult = z.infer<typeof RunToolResult>;
 
 /** `session_create_sub`: start a Session for an out-of-scope request and hand it the message verbatim. */
 export interface CreateSubRequest {
@@ -75,9 +201,8 @@ export interface CreateSubRequest {
   /** The request's de-duplication key in the parent (its messageId, or origin and messageId if handed over). */
   requestKey?: string;
 }
-export interface CreateSubResult {
-  sessionId: string;
-}
+export const CreateSubResult = z.object({ sessionId: z.string().min(1) });
+export type CreateSubResult = z.infer<typeof CreateSubResult>;
 
 /** Every activity the Session workflow schedules. */
 export interface SessionActivities {
@@ -88,4 +213,10 @@ export interface SessionActivities {
   compact(request: CompactRequest): Promise<CompactResult>;
   agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
   createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;
+}
+
+/** The inner loop's activities: one model step, one tool call. */
+export interface AgentActivities {
+  agentStep(request: AgentStepRequest): Promise<AgentStepResult>;
+  runTool(request: RunToolRequest): Promise<RunToolResult>;
 }

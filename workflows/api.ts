@@ -3,6 +3,7 @@
  * Names are wire contract: change them only with a migration note.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { CONTROL_SIGNALS, type ControlKind } from './control-signals.js';
 import type { SubmitResult } from './schemas.js';
 import type { Capabilities, DecisionRecord, Goal, SessionView } from './view.js';
 import type { BoundInput, OutOfScopeRequest } from './state.js';
@@ -19,6 +20,13 @@ export const approvalSignal = defineSignal<[unknown]>('approval');
 export const toolResultSignal = defineSignal<[unknown]>('toolResult');
 export const notificationSignal = defineSignal<[unknown]>('notification');
 export const commandSignal = defineSignal<[unknown]>('command');
+/** The signal definition of each non-task input (see control-signals.ts for schemas and ids). */
+export const CONTROL_SIGNAL_DEFINITIONS = {
+  approval: approvalSignal,
+  toolResult: toolResultSignal,
+  notification: notificationSignal,
+  command: commandSignal,
+} as const satisfies Record<ControlKind, unknown>;
 
 export const goalsQuery = defineQuery<{ session: Goal | null; phase: Goal | null }>('goals');
 export const capabilitiesQuery = defineQuery<Capabilities>('capabilities');
@@ -33,11 +41,10 @@ export const DESCRIPTIONS = {
     'Task input. {"messageId": string, "text": string, "resources"?: [{"uri", "title"?, "mimeType"?}], "from"?: {"kind": "user"|"session", "id"?}}. De-duplicated by messageId; invalid payloads are recorded as rejections.',
   submit:
     'Same payload as the message signal; returns {"seq", "duplicate"} once the input is recorded. Bad input is rejected before it reaches history.',
-  approval: 'Approval decision: {"approvalId": string, "approved": boolean, "note"?: string}. Never a task input.',
-  toolResult: 'Tool result: {"callId": string, "output": any, "isError"?: boolean}. Never a task input.',
-  notification: 'System notification: {"notificationId": string, "kind": string, "text": string}. Never a task input.',
-  command:
-    'Deterministic command: {"commandId": string, "name": "set-goals"|"pause"|"resume"|"close", "args"?: {...}}. set-goals takes {"session"?, "phase"?}.',
+  approval: CONTROL_SIGNALS.approval.description,
+  toolResult: CONTROL_SIGNALS.toolResult.description,
+  notification: CONTROL_SIGNALS.notification.description,
+  command: CONTROL_SIGNALS.command.description,
   goals: 'Session-wide and current-phase goals: {"session": Goal|null, "phase": Goal|null}.',
   capabilities: 'Loaded skills, toolsets and memories with id, name and source, and the capability revision.',
   decisions: 'Recent decision records, newest last. Optional argument {"limit": number}.',

@@ -7,40 +7,7 @@
  * Pure module: safe to import from workflow code.
  */
 import type { SessionState } from './state.js';
-
-/** UTF-8 size of a string, without TextEncoder (kept dependency-free for the workflow sandbox). */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff) {
-      bytes += 4; // a surrogate pair is one 4-byte code point
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-/** UTF-8 size of a value's JSON form. */
-export function jsonBytes(value: unknown): number {
-  return utf8Length(JSON.stringify(value) ?? '');
-}
-
-/** Cuts text to at most `maxBytes` UTF-8 bytes without splitting a character. */
-export function clipBytes(text: string, maxBytes: number): string {
-  if (utf8Length(text) <= maxBytes) return text;
-  let bytes = 0;
-  let end = 0;
-  for (const char of text) {
-    const size = utf8Length(char);
-    if (bytes + size > maxBytes - 3) break;
-    bytes += size;
-    end += char.length;
-  }
-  return `${text.slice(0, end)}…`;
-}
+import { jsonBytes } from './text.js';
 
 /** Shares of the carried-state budget, in bytes. Together they stay well under Temporal's 2 MB. */
 export const BUDGET = {

@@ -79,12 +79,3 @@ export function applySelection(current: Capabilities, candidates: Candidates, se
   if (diff.added.length > 0 || diff.removed.length > 0) next.revision = current.revision + 1;
   return { next, diff, dropped };
 }
-
-/** The diff that keeps everything, recorded when orchestration fell back. */
-export function keepAll(current: Capabilities): CapabilityDiff {
-  return {
-    added: [],
-    removed: [],
-    kept: CAP_KINDS.flatMap((kind) => current[kind].map((c) => capKey(kind, c.id))),
-  };
-}

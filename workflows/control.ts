@@ -2,43 +2,17 @@
  * Non-task inputs: approval decisions, tool results, system notifications and deterministic
  * commands. They have their own paths, never reach the relevance role and never become task inputs.
  */
-import type { z } from 'zod';
-import { ApprovalInput, CommandInput, NotificationInput, ToolResultInput, describeIssues } from './schemas.js';
+import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from './control-signals.js';
+import type { CommandInput } from './schemas.js';
+import { describeIssues } from './text.js';
 import { LIMITS, keepLast, type ControlEvent, type Goal, type SessionState } from './state.js';
 
-export type ControlKind = ControlEvent['kind'];
+export type { ControlKind };
 
 export type ControlResult =
   | { kind: 'applied'; event: ControlEvent; command?: CommandInput }
   | { kind: 'duplicate'; id: string }
   | { kind: 'rejected'; reason: string };
-
-const SCHEMAS: Record<ControlKind, z.ZodType> = {
-  approval: ApprovalInput,
-  toolResult: ToolResultInput,
-  notification: NotificationInput,
-  command: CommandInput,
-};
-
-function idOf(kind: ControlKind, payload: Record<string, unknown>): string {
-  const field = { approval: 'approvalId', toolResult: 'callId', notification: 'notificationId', command: 'commandId' }[
-    kind
-  ];
-  return String(payload[field]);
-}
-
-function summarize(kind: ControlKind, payload: Record<string, unknown>): string {
-  switch (kind) {
-    case 'approval':
-      return payload.approved ? 'approved' : 'rejected';
-    case 'toolResult':
-      return payload.isError ? 'error result' : 'result';
-    case 'notification':
-      return `${String(payload.kind)}: ${String(payload.text).slice(0, 200)}`;
-    case 'command':
-      return String(payload.name);
-  }
-}
 
 /** Replaces goals by command. A new phase goal opens a new phase; nothing is compacted by a command. */
 export function setGoals(state: SessionState, patch: { session?: string; phase?: string }): void {
@@ -75,7 +49,8 @@ export function openPhase(state: SessionState, goal: Goal, endedAs: 'open' | 'sk
  * Validates, de-duplicates and records a non-task input, applying commands to state. Never throws.
  */
 export function applyControl(state: SessionState, kind: ControlKind, raw: unknown, now: number): ControlResult {
-  const parsed = SCHEMAS[kind].safeParse(raw);
+  const row = CONTROL_SIGNALS[kind];
+  const parsed = row.schema.safeParse(raw);
   if (!parsed.success) {
     const reason = `invalid ${kind}: ${describeIssues(parsed.error)}`;
     state.rejections.push({ at: now, via: kind, messageId: null, reason });
@@ -84,7 +59,8 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
     return { kind: 'rejected', reason };
   }
   const payload = parsed.data as Record<string, unknown>;
-  const key = `${kind}:${idOf(kind, payload)}`;
+  const id = controlIdOf(kind, payload);
+  const key = `${kind}:${id}`;
   if (state.recentControl.includes(key)) return { kind: 'duplicate', id: key };
   state.recentControl.push(key);
   keepLast(state.recentControl, LIMITS.recentControl);
@@ -107,7 +83,9 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
         break;
     }
   }
-  const event: ControlEvent = { at: now, kind, id: idOf(kind, payload), summary: summarize(kind, payload) };
+  // The row's summary takes its own payload type; the parse above guarantees it.
+  const summary = (row.summary as (p: unknown) => string)(payload);
+  const event: ControlEvent = { at: now, kind, id, summary };
   state.controlEvents.push(event);
   keepLast(state.controlEvents, LIMITS.controlEvents);
   state.counts.controlEvents++;

@@ -2,7 +2,8 @@
  * Intake and binding of task inputs: validation, de-duplication by messageId, the seq ledger and
  * the pending queue. Pure functions over SessionState, unit-tested without Temporal.
  */
-import { MessageInput, describeIssues, type SessionStart } from './schemas.js';
+import { MessageInput, type SessionStart } from './schemas.js';
+import { describeIssues, jsonBytes } from './text.js';
 import {
   LIMITS,
   SCHEMA_VERSION,
@@ -13,7 +14,7 @@ import {
   type PendingInput,
 } from './state.js';
 import { Settings } from './schemas.js';
-import { BUDGET, jsonBytes } from './budget.js';
+import { BUDGET } from './budget.js';
 
 export type IntakeResult =
   | { kind: 'accepted'; seq: number }
@@ -98,19 +99,31 @@ function forgetBoundIds(state: SessionState): void {
   }
 }
 
+type Checked =
+  { ok: true; message: MessageInput; key: string; earlier: number | undefined } | { ok: false; reason: string };
+
+/** Parses and checks a raw `message` payload once: its de-duplication key, or why it is refused. */
+function check(state: SessionState, raw: unknown): Checked {
+  const parsed = MessageInput.safeParse(raw);
+  if (!parsed.success) return { ok: false, reason: `invalid message: ${describeIssues(parsed.error)}` };
+  const key = dedupeKey(parsed.data);
+  const earlier = seqOfRecent(state, key);
+  if (earlier === undefined) {
+    if (state.status === 'closed') return { ok: false, reason: 'session is closed and accepts no new messages' };
+    if (queuedBytes(state) + jsonBytes(parsed.data) > BUDGET.queue) {
+      return { ok: false, reason: `session queue is full (${state.queue.length} inputs waiting); retry later` };
+    }
+  }
+  return { ok: true, message: parsed.data, key, earlier };
+}
+
 /**
  * Why a message would be refused, or null if it would be accepted (or is a duplicate). Used by the
  * `submit` update's validator so a bad update never reaches history.
  */
 export function refusal(state: SessionState, raw: unknown): string | null {
-  const parsed = MessageInput.safeParse(raw);
-  if (!parsed.success) return `invalid message: ${describeIssues(parsed.error)}`;
-  if (seqOfRecent(state, dedupeKey(parsed.data)) !== undefined) return null;
-  if (state.status === 'closed') return 'session is closed and accepts no new messages';
-  if (queuedBytes(state) + jsonBytes(parsed.data) > BUDGET.queue) {
-    return `session queue is full (${state.queue.length} inputs waiting); retry later`;
-  }
-  return null;
+  const checked = check(state, raw);
+  return checked.ok ? null : checked.reason;
 }
 
 /**
@@ -118,17 +131,15 @@ export function refusal(state: SessionState, raw: unknown): string | null {
  * with the next seq and queued. Never throws: bad data must not fail a workflow task.
  */
 export function intake(state: SessionState, raw: unknown, via: PendingInput['via'], now: number): IntakeResult {
-  const reason = refusal(state, raw);
-  if (reason !== null) {
+  const checked = check(state, raw);
+  if (!checked.ok) {
     const messageId = messageIdOf(raw);
-    state.rejections.push({ at: now, via, messageId, reason });
+    state.rejections.push({ at: now, via, messageId, reason: checked.reason });
     keepLast(state.rejections, LIMITS.rejections);
     state.counts.rejected++;
-    return { kind: 'rejected', reason, messageId };
+    return { kind: 'rejected', reason: checked.reason, messageId };
   }
-  const message = MessageInput.parse(raw);
-  const key = dedupeKey(message);
-  const earlier = seqOfRecent(state, key);
+  const { message, key, earlier } = checked;
   if (earlier !== undefined) {
     state.counts.duplicates++;
     return { kind: 'duplicate', seq: earlier };

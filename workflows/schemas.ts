@@ -154,15 +154,3 @@ export const SessionStart = z
   })
   .strict();
 export type SessionStart = z.infer<typeof SessionStart>;
-
-/** Formats a zod error as one line a caller can act on: `text: must not be empty; messageId: ...`. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
-    .join('; ');
-}
-
-/** The workflow id of a session. */
-export function workflowIdFor(sessionId: string): string {
-  return `session:${sessionId}`;
-}

@@ -9,29 +9,34 @@ import { ResourceRef, Sender, Settings } from './schemas.js';
 
 export const SCHEMA_VERSION = 1;
 
-/** User-facing names of the task-control stages, in the order they can run. */
-export const STAGES = [
-  'Understanding the task meaning',
-  'Extracting task terms',
-  'Discovering task capabilities',
-  'Orchestrating the task',
-  'Applying the task environment',
+/**
+ * User-facing stage names, referred to by key. The values are wire contract: they show in the Web
+ * UI's current details, the `SessionStage` search attribute and `snapshot().stage`.
+ */
+export const STAGE = {
+  understand: 'Understanding the task meaning',
+  extract: 'Extracting task terms',
+  discover: 'Discovering task capabilities',
+  orchestrate: 'Orchestrating the task',
+  apply: 'Applying the task environment',
+  compact: 'Compacting the previous phase',
+  route: 'Routing the request',
+  agent: 'Running the business agent',
+  idle: 'Idle',
+  paused: 'Paused',
+  closed: 'Closed',
+} as const;
+/** The five task-control stages, in the order they can run. */
+export const TASK_CONTROL_STAGES = [
+  STAGE.understand,
+  STAGE.extract,
+  STAGE.discover,
+  STAGE.orchestrate,
+  STAGE.apply,
 ] as const;
-export type StageName = (typeof STAGES)[number];
-export const AGENT_STAGE = 'Running the business agent';
-export const COMPACTION_STAGE = 'Compacting the previous phase';
-export const ROUTING_STAGE = 'Routing the request';
 /** Every value of the SessionStage search attribute and of `snapshot().stage`. */
-export const SESSION_STAGES = [
-  ...STAGES,
-  COMPACTION_STAGE,
-  ROUTING_STAGE,
-  AGENT_STAGE,
-  'Idle',
-  'Paused',
-  'Closed',
-] as const;
-export type SessionStage = (typeof SESSION_STAGES)[number];
+export const SESSION_STAGES = Object.values(STAGE);
+export type SessionStage = (typeof STAGE)[keyof typeof STAGE];
 
 export const DECISIONS = [
   'initialize',

@@ -2,34 +2,43 @@
  * Read models of the Session: what queries return and what the Temporal Web UI shows as the
  * workflow's current details. Pure functions of SessionState.
  */
-import type { Capabilities, DecisionRecord, Goal, SessionStage, SessionState } from './state.js';
+import { z } from 'zod';
+import { Settings } from './schemas.js';
+import { Capabilities, DecisionRecord, SESSION_STAGES, SessionState, type Goal, type SessionStage } from './state.js';
+import { clip } from './text.js';
 
-export type { Capabilities, DecisionRecord, Goal };
+export type { Goal };
 
 /** The `snapshot` query: everything an operator needs at a glance. */
-export interface SessionView {
-  sessionId: string;
-  parentSessionId: string | null;
-  profile: string;
-  status: SessionState['status'];
-  stage: SessionStage;
-  run: number;
-  queueLength: number;
-  seq: { lastAccepted: number; lastBound: number };
-  counts: SessionState['counts'];
-  goals: SessionState['goals'];
-  phase: {
-    index: number;
-    startedAtSeq: number;
-    previous: Array<{ index: number; goal: string; compaction: string; summary: string | null }>;
-  } | null;
-  capabilities: Capabilities;
-  lastDecision: DecisionRecord | null;
-  pendingOutOfScope: number;
-  children: SessionState['children'];
-  recentRejections: SessionState['rejections'];
-  settings: SessionState['settings'];
-}
+export const SessionView = z.object({
+  sessionId: z.string(),
+  parentSessionId: z.string().nullable(),
+  profile: z.string(),
+  status: SessionState.shape.status,
+  stage: z.enum(SESSION_STAGES),
+  run: z.number().int(),
+  queueLength: z.number().int(),
+  seq: z.object({ lastAccepted: z.number().int(), lastBound: z.number().int() }),
+  counts: SessionState.shape.counts,
+  goals: SessionState.shape.goals,
+  phase: z
+    .object({
+      index: z.number().int(),
+      startedAtSeq: z.number().int(),
+      previous: z.array(
+        z.object({ index: z.number().int(), goal: z.string(), compaction: z.string(), summary: z.string().nullable() }),
+      ),
+    })
+    .nullable(),
+  capabilities: Capabilities,
+  lastDecision: DecisionRecord.nullable(),
+  pendingOutOfScope: z.number().int(),
+  children: SessionState.shape.children,
+  recentRejections: SessionState.shape.rejections,
+  settings: Settings,
+});
+export type SessionView = z.infer<typeof SessionView>;
+export { Capabilities, DecisionRecord };
 
 export function buildView(state: SessionState, stage: SessionStage): SessionView {
   const current = state.phases.at(-1);
@@ -63,11 +72,6 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
     recentRejections: state.rejections,
     settings: state.settings,
   };
-}
-
-function clip(text: string, max: number): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
 }
 
 function names(caps: { name: string }[]): string {

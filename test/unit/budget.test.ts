@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BUDGET, clipBytes, enforceBudget, jsonBytes, trimToBytes, utf8Length } from '../../workflows/budget.js';
+import { BUDGET, enforceBudget, trimToBytes } from '../../workflows/budget.js';
+import { clipBytes, jsonBytes, utf8Length } from '../../workflows/text.js';
 import { bindNext, initialState, intake } from '../../workflows/intake.js';
 
 describe('utf8Length and clipBytes', () => {

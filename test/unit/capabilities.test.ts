@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applySelection, completeSelection, emptyCandidates, keepAll } from '../../workflows/capabilities.js';
+import { applySelection, completeSelection, emptyCandidates } from '../../workflows/capabilities.js';
 import type { Capabilities } from '../../workflows/state.js';
 
 const cap = (id: string) => ({ id, name: id.toUpperCase(), source: `catalog/${id}` });
@@ -66,16 +66,6 @@ describe('completeSelection', () => {
       skills: ['docx'],
       toolsets: ['web'],
       memories: [],
-    });
-  });
-});
-
-describe('keepAll', () => {
-  it('lists every loaded capability as kept', () => {
-    expect(keepAll(current)).toEqual({
-      added: [],
-      removed: [],
-      kept: ['skill:research', 'skill:markdown', 'toolset:web'],
     });
   });
 });

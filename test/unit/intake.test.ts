@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bindNext, initialState, intake, refusal } from '../../workflows/intake.js';
-import { BUDGET, jsonBytes } from '../../workflows/budget.js';
+import { BUDGET } from '../../workflows/budget.js';
+import { jsonBytes } from '../../workflows/text.js';
 import { LIMITS } from '../../workflows/state.js';
 
 const fresh = (settings = {}) => initialState({ sessionId: 's1', settings });

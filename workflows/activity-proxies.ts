@@ -1,0 +1,95 @@
+/**
+ * The Session's view of its activities: one proxy per role with its timeouts and retry policy, and
+ * every result checked against the contract's schema before the workflow uses it, so a worker
+ * running other code on the same task queue cannot fail a workflow task with a malformed answer.
+ */
+import { ApplicationFailure, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { z } from 'zod';
+import {
+  AgentTurnResult,
+  CompactionOutput,
+  CreateSubResult,
+  ExtractionOutput,
+  OrchestrationOutput,
+  RelevanceOutput,
+  type AgentTurnRequest,
+  type CompactRequest,
+  type CreateSubRequest,
+  type ExtractRequest,
+  type OrchestrateRequest,
+  type RecallRequest,
+  type RelevanceRequest,
+  type SessionActivities,
+} from './activity-contract.js';
+import { CandidatesSchema } from './capabilities.js';
+import type { Settings } from './schemas.js';
+import { STAGE } from './state.js';
+import { describeIssues } from './text.js';
+
+/** Model failures that no retry can fix: the input degrades at once. */
+const NON_RETRYABLE = ['ModelInvalidOutput', 'ModelRequestRejected', 'ModelNotConfigured', 'InvalidRequest'];
+
+/**
+ * Parses an activity result; a mismatch is a non-retryable failure of type `type`, which the stage
+ * runner records as a fallback.
+ */
+export function checked<S extends z.ZodType>(schema: S, value: unknown, type = 'InvalidActivityResult'): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw ApplicationFailure.nonRetryable(`unexpected activity result: ${describeIssues(parsed.error)}`, type);
+  }
+  return parsed.data;
+}
+
+export type SessionActivityProxies = ReturnType<typeof makeActivities>;
+
+/** Builds the proxies for one Session from its settings. */
+export function makeActivities(settings: Settings) {
+  const retry: ActivityOptions['retry'] = {
+    maximumAttempts: settings.modelAttempts,
+    initialInterval: '250ms',
+    backoffCoefficient: 2,
+    maximumInterval: '2s',
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  };
+  // scheduleToClose bounds the whole call, retries and server-requested delays (retry-after) included,
+  // so a rate-limited or dead model degrades an input instead of stalling the Session.
+  const helper = (summary: string, timeoutMs = settings.modelTimeoutMs) =>
+    proxyActivities<SessionActivities>({
+      startToCloseTimeout: timeoutMs,
+      scheduleToCloseTimeout: timeoutMs * settings.modelAttempts + 15_000,
+      retry,
+      summary,
+    });
+  // Recall is a fast, in-process index look-up: a local activity skips a server round trip.
+  const recall = proxyLocalActivities<SessionActivities>({
+    startToCloseTimeout: '10s',
+    retry: { maximumAttempts: 2, initialInterval: '100ms' },
+    summary: STAGE.discover,
+  });
+  // Starting a Session is a short server call; its id is deterministic, so retries are safe.
+  const directory = proxyActivities<SessionActivities>({
+    startToCloseTimeout: '10s',
+    retry: { maximumAttempts: 5, initialInterval: '500ms', maximumInterval: '5s' },
+    summary: 'Creating a sub-session',
+  });
+  const relevance = helper(STAGE.understand).relevance;
+  const extractTerms = helper(STAGE.extract).extractTerms;
+  const orchestrate = helper(STAGE.orchestrate).orchestrate;
+  const compact = helper(STAGE.compact).compact;
+  const agentTurn = helper(STAGE.agent, settings.agentTimeoutMs).agentTurn;
+  const routeRelevance = helper(STAGE.route).relevance;
+  return {
+    relevance: async (request: RelevanceRequest) => checked(RelevanceOutput, await relevance(request)),
+    extractTerms: async (request: ExtractRequest) => checked(ExtractionOutput, await extractTerms(request)),
+    recall: async (request: RecallRequest) =>
+      checked(CandidatesSchema, await recall.recall(request), 'InvalidRecallResult'),
+    orchestrate: async (request: OrchestrateRequest) =>
+      checked(OrchestrationOutput, await orchestrate(request), 'ModelInvalidOutput'),
+    compact: async (request: CompactRequest) => checked(CompactionOutput, await compact(request)),
+    agentTurn: async (request: AgentTurnRequest) => checked(AgentTurnResult, await agentTurn(request)),
+    routeRelevance: async (request: RelevanceRequest) => checked(RelevanceOutput, await routeRelevance(request)),
+    createSubSession: async (request: CreateSubRequest) =>
+      checked(CreateSubResult, await directory.createSubSession(request)),
+  };
+}

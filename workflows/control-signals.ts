@@ -1,0 +1,60 @@
+/**
+ * The non-task signals, one row each: payload schema, the field that identifies a delivery (for
+ * at-least-once de-duplication), a one-line summary for records, and the description the Web UI
+ * shows beside the handler. The workflow's handlers, the client and the published contract are all
+ * built from this table.
+ *
+ * Pure module: safe to import from workflow code.
+ */
+import type { z } from 'zod';
+import { ApprovalInput, CommandInput, NotificationInput, ToolResultInput } from './schemas.js';
+import { clip } from './text.js';
+
+interface ControlSpec<S extends z.ZodType> {
+  schema: S;
+  idField: keyof z.output<S> & string;
+  summary(payload: z.output<S>): string;
+  description: string;
+}
+
+function spec<S extends z.ZodType>(row: ControlSpec<S>): ControlSpec<S> {
+  return row;
+}
+
+/** Commands by name, as the `command` signal's discriminated union declares them. */
+export const COMMAND_NAMES = CommandInput.options.map((option) => option.shape.name.value);
+
+export const CONTROL_SIGNALS = {
+  approval: spec({
+    schema: ApprovalInput,
+    idField: 'approvalId',
+    summary: (p) => (p.approved ? 'approved' : 'rejected'),
+    description: 'Approval decision: {"approvalId": string, "approved": boolean, "note"?: string}. Never a task input.',
+  }),
+  toolResult: spec({
+    schema: ToolResultInput,
+    idField: 'callId',
+    summary: (p) => (p.isError ? 'error result' : 'result'),
+    description: 'Tool result: {"callId": string, "output": any, "isError"?: boolean}. Never a task input.',
+  }),
+  notification: spec({
+    schema: NotificationInput,
+    idField: 'notificationId',
+    summary: (p) => `${p.kind}: ${clip(p.text, 200)}`,
+    description: 'System notification: {"notificationId": string, "kind": string, "text": string}. Never a task input.',
+  }),
+  command: spec({
+    schema: CommandInput,
+    idField: 'commandId',
+    summary: (p) => p.name,
+    description: `Deterministic command: {"commandId": string, "name": ${COMMAND_NAMES.map((n) => `"${n}"`).join('|')}, "args"?: {...}}. set-goals takes {"session"?, "phase"?}.`,
+  }),
+};
+
+export type ControlKind = keyof typeof CONTROL_SIGNALS;
+export const CONTROL_KINDS = Object.keys(CONTROL_SIGNALS) as ControlKind[];
+
+/** The delivery id of a validated control payload. */
+export function controlIdOf(kind: ControlKind, payload: Record<string, unknown>): string {
+  return String(payload[CONTROL_SIGNALS[kind].idField]);
+}

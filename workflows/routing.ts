@@ -1,0 +1,116 @@
+/**
+ * Responsibility routing of an out-of-scope request. A sub-session forwards it to its parent; a
+ * top-level Session picks the sub-session whose goal fits best (relevance role, same bands), or
+ * creates a new one. The message travels verbatim with its original messageId, so a re-delivery is
+ * a duplicate on the receiving side.
+ */
+import { getExternalWorkflowHandle, isCancellation, workflowInfo } from '@temporalio/workflow';
+import { messageSignal } from './api.js';
+import { BUDGET } from './budget.js';
+import { band } from './decide.js';
+import { workflowIdFor } from './ids.js';
+import { dedupeKey } from './intake.js';
+import { describeFailure, runStage } from './stage-runner.js';
+import { LIMITS, STAGE, keepLast, type BoundInput, type ChildSession, type DecisionRecord } from './state.js';
+import { clipBytes } from './text.js';
+import type { SessionContext } from './session-context.js';
+
+type Via = NonNullable<DecisionRecord['route']>['via'];
+
+/** Routes the out-of-scope request recorded for `input`, and records where it went. */
+export async function routeOutOfScope(ctx: SessionContext, input: BoundInput, record: DecisionRecord): Promise<void> {
+  const { state, activities } = ctx;
+  const request = state.outOfScope.find((r) => r.seq === input.seq);
+  if (!request) return;
+  const cameFrom = input.from?.kind === 'session' ? input.from.id : undefined;
+  const payload = {
+    messageId: input.messageId,
+    text: input.text,
+    resources: input.resources,
+    from: { kind: 'session' as const, id: state.sessionId },
+    routed: { fromSessionId: state.sessionId, reason: 'out-of-scope' as const },
+  };
+  const settle = (to: string | null, via: Via, note: string, ok = true) => {
+    record.route = { to, via, note };
+    request.status = ok ? (to ? 'routed' : 'pending') : 'failed';
+    request.routedTo = to;
+    request.note = note;
+  };
+  const routed = await runStage(record, STAGE.route, ctx.show, async () => {
+    if (state.parentSessionId) {
+      if (cameFrom === state.parentSessionId) {
+        return settle(null, 'none', 'handed over by the parent Session; not routed back');
+      }
+      await getExternalWorkflowHandle(workflowIdFor(state.parentSessionId)).signal(messageSignal, payload);
+      return settle(state.parentSessionId, 'parent', 'forwarded to the parent Session');
+    }
+    const best = await bestFittingChild(ctx, input, record, cameFrom);
+    if (best) {
+      try {
+        await getExternalWorkflowHandle(workflowIdFor(best.child.sessionId)).signal(messageSignal, payload);
+        best.child.lastRoutedSeq = input.seq;
+        best.child.routed++;
+        return settle(
+          best.child.sessionId,
+          'existing-sub',
+          `handed to sub-session (session relevance ${best.score.toFixed(2)})`,
+        );
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        // A sub-session that has finished can take nothing more: forget it and start a new one.
+        const gone = best.child.sessionId;
+        state.children = state.children.filter((c) => c.sessionId !== gone);
+        record.fallbacks.push(
+          clipBytes(
+            `routing: ${gone} did not take the request (${describeFailure(err)}); created a new sub-session`,
+            BUDGET.reason,
+          ),
+        );
+      }
+    }
+    const created = await activities.createSubSession({
+      parentSessionId: state.sessionId,
+      taskQueue: workflowInfo().taskQueue,
+      profile: 'sub-session',
+      settings: state.settings,
+      message: { messageId: input.messageId, text: input.text, resources: input.resources },
+      requestKey: dedupeKey(input),
+    });
+    state.children.push({
+      sessionId: created.sessionId,
+      goal: input.text,
+      createdAtSeq: input.seq,
+      lastRoutedSeq: input.seq,
+      routed: 1,
+    });
+    keepLast(state.children, LIMITS.children);
+    return settle(created.sessionId, 'new-sub', 'created a sub-session for the request');
+  });
+  if (!routed.ok) settle(null, 'none', `routing failed: ${routed.reason}`, false);
+}
+
+/** Scores the most recent sub-sessions' goals against the request; the best one rated high, if any. */
+async function bestFittingChild(
+  ctx: SessionContext,
+  input: BoundInput,
+  record: DecisionRecord,
+  cameFrom: string | undefined,
+): Promise<{ child: ChildSession; score: number } | undefined> {
+  const { state, activities } = ctx;
+  let best: { child: ChildSession; score: number } | undefined;
+  for (const child of state.children.filter((c) => c.sessionId !== cameFrom).slice(-LIMITS.routingCandidates)) {
+    try {
+      const scores = await activities.routeRelevance({
+        message: { text: input.text, resources: input.resources },
+        phaseGoal: child.goal,
+        sessionGoal: child.goal,
+      });
+      const fits = band(scores.sessionRelevance, state.settings.thresholds) === 'high';
+      if (fits && (!best || scores.sessionRelevance > best.score)) best = { child, score: scores.sessionRelevance };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      record.fallbacks.push(`routing: scoring ${child.sessionId} failed: ${describeFailure(err)}`);
+    }
+  }
+  return best;
+}

@@ -1,0 +1,51 @@
+/**
+ * Runs one stage of an input's processing: shows it, times it, and turns any failure into a
+ * recorded fallback, so a failing helper model degrades an input and never fails the workflow.
+ */
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
+import { BUDGET } from './budget.js';
+import type { DecisionRecord, SessionStage } from './state.js';
+import { clipBytes } from './text.js';
+
+export type StageResult<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+/** Runs `fn` as stage `name` of `record`, after `show(name)`. Cancellation passes through. */
+export async function runStage<T>(
+  record: DecisionRecord,
+  name: SessionStage,
+  show: (stage: SessionStage) => void,
+  fn: () => Promise<T>,
+): Promise<StageResult<T>> {
+  show(name);
+  const startedAt = Date.now();
+  try {
+    const value = await fn();
+    record.stages.push({ stage: name, startedAt, endedAt: Date.now(), outcome: 'ok' });
+    return { ok: true, value };
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    const reason = clipBytes(describeFailure(err), BUDGET.reason);
+    record.stages.push({ stage: name, startedAt, endedAt: Date.now(), outcome: `fallback: ${reason}` });
+    return { ok: false, reason };
+  }
+}
+
+/** Records a stage that did not run, and why. */
+export function skipStage(record: DecisionRecord, name: SessionStage, why: string): void {
+  const now = Date.now();
+  record.stages.push({ stage: name, startedAt: now, endedAt: now, outcome: `skipped: ${why}` });
+}
+
+/** One line saying why an activity failed, for decision records. */
+export function describeFailure(err: unknown): string {
+  if (err instanceof ActivityFailure) {
+    const cause = err.cause;
+    const retry = err.retryState ? ` [${String(err.retryState)}]` : '';
+    if (cause instanceof ApplicationFailure) return `${cause.type ?? 'Error'}: ${cause.message}${retry}`;
+    if (cause instanceof TimeoutFailure) return `timeout (${String(cause.timeoutType)})${retry}`;
+    return `${cause?.message ?? err.message}${retry}`;
+  }
+  if (err instanceof ApplicationFailure) return `${err.type ?? 'Error'}: ${err.message}`;
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  return String(err);
+}

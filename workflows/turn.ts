@@ -1,0 +1,227 @@
+/**
+ * One bound input through the task-control loop, top to bottom: understand it (relevance and the
+ * decision table), prepare the environment on a first task or a new phase, compact the phase that
+ * ended, then hand the aligned state to the business agent.
+ */
+import { isCancellation, patched } from '@temporalio/workflow';
+import type { AlignedTask } from './activity-contract.js';
+import { applySelection, completeSelection, emptyCandidates, type Candidates } from './capabilities.js';
+import { openPhase } from './control.js';
+import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
+import { BUDGET, enforceBudget } from './budget.js';
+import { routeOutOfScope } from './routing.js';
+import type { SessionContext } from './session-context.js';
+import { describeFailure, runStage, skipStage } from './stage-runner.js';
+import { LIMITS, STAGE, keepLast, type BoundInput, type DecisionRecord, type Goal } from './state.js';
+import { clipBytes } from './text.js';
+
+/** Processes one bound input and appends its decision record. */
+export async function processInput(ctx: SessionContext, input: BoundInput): Promise<void> {
+  const { state } = ctx;
+  const record = newRecord(input);
+  const firstTask = state.goals.session === null || state.counts.bound === 1;
+  const outcome = await understand(ctx, input, record, firstTask);
+  record.decision = outcome.decision;
+  record.bands = outcome.bands;
+  record.degraded = outcome.degraded;
+
+  const previousPhase = state.phases.at(-1);
+  if (outcome.decision === 'initialize') {
+    if (state.goals.session === null) {
+      const goal: Goal = { text: input.text, resources: input.resources, setAtSeq: input.seq };
+      state.goals.session = goal;
+      openPhase(state, goal, 'open');
+    } else if (state.goals.phase === null) {
+      openPhase(state, state.goals.session, 'open');
+    }
+  } else if (outcome.decision === 'new-phase') {
+    openPhase(state, { text: input.text, resources: input.resources, setAtSeq: input.seq }, 'open');
+  } else if (outcome.decision === 'out-of-scope') {
+    state.outOfScope.push({
+      seq: input.seq,
+      messageId: input.messageId,
+      text: input.text,
+      resources: input.resources,
+      from: input.from,
+      status: 'pending',
+      routedTo: null,
+      note: null,
+    });
+    keepLast(state.outOfScope, LIMITS.outOfScope);
+    // Sessions recorded before routing existed replay without it.
+    if (patched('route-out-of-scope')) await routeOutOfScope(ctx, input, record);
+  }
+  input.phaseIndex = state.phases.at(-1)?.index ?? 0;
+  ctx.show();
+
+  if (preparesEnvironment(outcome.decision)) {
+    await prepareEnvironment(ctx, input, record, outcome.decision === 'initialize' ? 'init' : 'reconcile');
+  }
+  if (outcome.decision === 'new-phase' && previousPhase) await compactPhase(ctx, previousPhase.index, record);
+
+  input.decision = outcome.decision;
+  await agentTurn(ctx, input, record);
+  state.decisions.push(record);
+  keepLast(state.decisions, state.settings.keepDecisions);
+  state.counts.byDecision[record.decision] = (state.counts.byDecision[record.decision] ?? 0) + 1;
+  enforceBudget(state);
+}
+
+function newRecord(input: BoundInput): DecisionRecord {
+  return {
+    seq: input.seq,
+    messageId: input.messageId,
+    decision: 'uncertain',
+    scores: null,
+    bands: null,
+    degraded: null,
+    diff: null,
+    dropped: [],
+    fallbacks: [],
+    stages: [],
+    agent: null,
+    route: null,
+  };
+}
+
+/** Stage 1: how does this input relate to the current phase and the Session? */
+async function understand(
+  ctx: SessionContext,
+  input: BoundInput,
+  record: DecisionRecord,
+  firstTask: boolean,
+): Promise<DecisionOutcome> {
+  const { state, activities } = ctx;
+  const thresholds = state.settings.thresholds;
+  const { session: sessionGoal, phase: phaseGoal } = state.goals;
+  if (firstTask || !sessionGoal || !phaseGoal) {
+    await runStage(record, STAGE.understand, ctx.show, () => Promise.resolve('first task input: goals come from it'));
+    return decide({ firstTask: true, thresholds });
+  }
+  const result = await runStage(record, STAGE.understand, ctx.show, () =>
+    activities.relevance({
+      message: { text: input.text, resources: input.resources },
+      phaseGoal: phaseGoal.text,
+      sessionGoal: sessionGoal.text,
+    }),
+  );
+  if (!result.ok) return decide({ firstTask: false, relevance: { ok: false, reason: result.reason }, thresholds });
+  const { phaseRelevance, sessionRelevance } = result.value;
+  if (Number.isFinite(phaseRelevance) && Number.isFinite(sessionRelevance)) {
+    record.scores = { phase: phaseRelevance, session: sessionRelevance };
+  }
+  const outcome = decide({ firstTask: false, relevance: { ok: true, scores: result.value }, thresholds });
+  const last = record.stages.at(-1);
+  if (outcome.degraded && last) last.outcome = `fallback: ${outcome.degraded}`;
+  return outcome;
+}
+
+/** Extract terms -> recall candidates -> orchestrate -> apply the difference. */
+async function prepareEnvironment(
+  ctx: SessionContext,
+  input: BoundInput,
+  record: DecisionRecord,
+  mode: 'init' | 'reconcile',
+): Promise<void> {
+  const { state, activities } = ctx;
+  const task: AlignedTask = {
+    sessionGoal: state.goals.session?.text ?? input.text,
+    phaseGoal: state.goals.phase?.text ?? input.text,
+    message: input.text,
+    resources: input.resources,
+  };
+  const extracted = await runStage(record, STAGE.extract, ctx.show, () => activities.extractTerms({ task }));
+  const terms = extracted.ok ? extracted.value.terms.filter((t) => t.trim()) : [];
+  if (!extracted.ok) record.fallbacks.push(`extraction: ${extracted.reason}; recall used the raw task text`);
+
+  const rawText = task.phaseGoal === input.text ? input.text : `${task.phaseGoal}\n${input.text}`;
+  const recalled = await runStage(record, STAGE.discover, ctx.show, () =>
+    activities.recall({
+      sessionId: state.sessionId,
+      terms,
+      text: rawText,
+      // User-scoped memories belong to whoever sent the input that set this task.
+      ...(input.from?.kind === 'user' && input.from.id ? { userId: input.from.id } : {}),
+    }),
+  );
+  const candidates: Candidates = recalled.ok ? recalled.value : emptyCandidates();
+  if (!recalled.ok) record.fallbacks.push(`recall: ${recalled.reason}; no new candidates`);
+
+  const current = state.capabilities;
+  const selected = await runStage(record, STAGE.orchestrate, ctx.show, async () => {
+    const answer = await activities.orchestrate({
+      task,
+      mode,
+      current: { skills: current.skills, toolsets: current.toolsets, memories: current.memories },
+      candidates,
+    });
+    return completeSelection(answer, current);
+  });
+  if (!selected.ok) {
+    record.fallbacks.push(`orchestration: ${selected.reason}; capabilities kept`);
+    skipStage(record, STAGE.apply, 'orchestration failed; current capabilities kept');
+    return;
+  }
+  await runStage(record, STAGE.apply, ctx.show, () => {
+    const applied = applySelection(current, candidates, selected.value);
+    state.capabilities = applied.next;
+    record.diff = applied.diff;
+    record.dropped = applied.dropped;
+    return Promise.resolve(applied);
+  });
+}
+
+/** Offers the finished phase to the compaction role; failure leaves it uncompacted. */
+async function compactPhase(ctx: SessionContext, phaseIndex: number, record: DecisionRecord): Promise<void> {
+  const { state, activities } = ctx;
+  const phase = state.phases.find((p) => p.index === phaseIndex);
+  if (!phase) return;
+  const inputs = state.history.filter((h) => h.phaseIndex === phaseIndex).map((h) => h.text);
+  const result = await runStage(record, STAGE.compact, ctx.show, () =>
+    activities.compact({ phaseGoal: phase.goal.text, inputs }),
+  );
+  if (result.ok) {
+    phase.compaction = 'compacted';
+    phase.summary = result.value.summary.slice(0, LIMITS.replyChars);
+  } else {
+    phase.compaction = 'failed';
+    record.fallbacks.push(`compaction: ${result.reason}; phase kept uncompacted`);
+  }
+}
+
+/** The business agent acts inside the aligned state. */
+async function agentTurn(ctx: SessionContext, input: BoundInput, record: DecisionRecord): Promise<void> {
+  const { state, activities } = ctx;
+  const startedAt = Date.now();
+  const done = (outcome: 'replied' | 'skipped' | 'failed', reason: string | null) => {
+    record.agent = { outcome, reason, startedAt, endedAt: Date.now() };
+  };
+  if (!state.settings.agentTurn) return done('skipped', 'agent turn disabled in session settings');
+  if (record.decision === 'out-of-scope') {
+    const where = record.route?.to ? `routed to ${record.route.to}` : 'preserved for routing';
+    return done('skipped', `out of scope: ${where}`);
+  }
+  const { session: sessionGoal, phase: phaseGoal } = state.goals;
+  if (!sessionGoal || !phaseGoal) return done('skipped', 'session has no goals');
+  ctx.show(STAGE.agent);
+  try {
+    const result = await activities.agentTurn({
+      sessionId: state.sessionId,
+      goals: { session: sessionGoal.text, phase: phaseGoal.text },
+      decision: record.decision,
+      message: { text: input.text, resources: input.resources },
+      skills: state.capabilities.skills.map((c) => c.id),
+      toolsets: state.capabilities.toolsets.map((c) => c.id),
+      memories: state.capabilities.memories.map((c) => c.id),
+    });
+    if ('reply' in result) {
+      input.reply = result.reply.slice(0, LIMITS.replyChars);
+      done('replied', null);
+    } else {
+      done('skipped', result.skipped);
+    }
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    done('failed', clipBytes(describeFailure(err), BUDGET.reason));
+  }
+}
