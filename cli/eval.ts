@@ -14,6 +14,7 @@ import type { RoleModels } from '../models/roles.js';
 import { decide, type RelevanceScores } from '../workflows/decide.js';
 import { Settings, Thresholds } from '../workflows/schemas.js';
 import { Decision } from '../workflows/state.js';
+import { describeIssues } from '../workflows/text.js';
 import { positiveInt, unitInterval } from './options.js';
 import { UsageError, nameInErrors, runProgram, type RunIO } from './run.js';
 
@@ -55,10 +56,7 @@ export function parseCases(text: string, source = 'cases'): EvalCase[] {
       throw new EvalInputError(`${where}: not valid JSON`);
     }
     const parsed = EvalCase.safeParse(value);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(line)'}: ${i.message}`).join('; ');
-      throw new EvalInputError(`${where}: ${issues}`);
-    }
+    if (!parsed.success) throw new EvalInputError(`${where}: ${describeIssues(parsed.error)}`);
     cases.push(parsed.data);
   });
   if (cases.length === 0) throw new EvalInputError(`${source}: no cases`);

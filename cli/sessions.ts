@@ -6,6 +6,7 @@ import { text as readText } from 'node:stream/consumers';
 import { Option, type Command } from 'commander';
 import ora from 'ora';
 import type { Progress, StartOptions } from '../client/index.js';
+import { STAGE } from '../workflows/state.js';
 import type { CliIO, CommandContext } from './context.js';
 import { formatDecision, formatDecisionLine, formatInspect, formatList, formatStage } from './format.js';
 import { collect, duration, nonNegativeInt, positiveInt } from './options.js';
@@ -207,9 +208,9 @@ function progressReporter(io: CliIO, seq: number): { update: (p: Progress) => vo
 export function describeProgress(p: Progress, seq: number): string | null {
   if (p.status === 'paused') return `session is paused; input #${seq} waits until it is resumed`;
   if (p.boundSeq < seq) {
-    const ahead = seq - p.boundSeq - (p.stage === 'Idle' ? 0 : 1);
+    const ahead = seq - p.boundSeq - (p.stage === STAGE.idle ? 0 : 1);
     return ahead > 0 ? `waiting: ${ahead} earlier input(s) ahead of #${seq}` : `waiting for the worker to take #${seq}`;
   }
-  if (p.boundSeq > seq || p.stage === 'Idle' || p.stage === 'Closed') return null;
+  if (p.boundSeq > seq || p.stage === STAGE.idle || p.stage === STAGE.closed) return null;
   return p.stage;
 }

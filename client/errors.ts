@@ -12,6 +12,8 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
+import { workflowIdFor } from '../workflows/ids.js';
+import { describeIssues } from '../workflows/text.js';
 
 /** gRPC status codes we translate (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
 const GRPC = { INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const;
@@ -71,8 +73,7 @@ export class InvalidInputError extends SessionClientError {
   /** Builds the error from zod issues: `invalid message: text: text must not be empty`. */
   static fromZod(what: string, error: z.ZodError): InvalidInputError {
     const issues = error.issues.map((issue) => ({ field: issue.path.join('.'), message: issue.message }));
-    const text = issues.map((i) => (i.field ? `${i.field}: ${i.message}` : i.message)).join('; ');
-    return new InvalidInputError(`invalid ${what}: ${text}`, issues);
+    return new InvalidInputError(`invalid ${what}: ${describeIssues(error)}`, issues);
   }
 }
 
@@ -93,7 +94,7 @@ export class SessionNotFoundError extends SessionClientError {
   override name = 'SessionNotFoundError';
   readonly exitCode = EXIT.sessionNotFound;
   constructor(readonly sessionId: string) {
-    super(`session ${sessionId} not found (no workflow session:${sessionId})`);
+    super(`session ${sessionId} not found (no workflow ${workflowIdFor(sessionId)})`);
   }
 }
 

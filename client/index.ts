@@ -51,7 +51,7 @@ export {
 
 // The wire types, defined once in workflows/ and re-exported so callers need no deeper import.
 export { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/api.js';
-export { workflowIdFor } from '../workflows/schemas.js';
+export { sessionIdOf, workflowIdFor } from '../workflows/ids.js';
 export type {
   ApprovalInput,
   CommandInput,

@@ -18,35 +18,33 @@ import type { z } from 'zod';
 import {
   DEFAULT_TASK_QUEUE,
   WORKFLOW_TYPE,
-  approvalSignal,
   capabilitiesQuery,
-  commandSignal,
   decisionsQuery,
   goalsQuery,
   historyQuery,
   messageSignal,
-  notificationSignal,
   outOfScopeQuery,
   snapshotQuery,
   submitUpdate,
-  toolResultSignal,
+  CONTROL_SIGNAL_DEFINITIONS,
 } from '../workflows/api.js';
+import { COMMAND_NAMES, CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../workflows/control-signals.js';
 import {
-  ApprovalInput,
-  CommandInput,
   MessageInput,
-  NotificationInput,
   SessionId,
   SessionStart,
-  ToolResultInput,
+  type ApprovalInput,
+  type CommandInput,
   type ResourceRef,
   type Sender,
   type SettingsInput,
+  type ToolResultInput,
 } from '../workflows/schemas.js';
-import { workflowIdFor } from '../workflows/ids.js';
+import { sessionIdOf, workflowIdFor } from '../workflows/ids.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../workflows/search-attributes.js';
 import type { session } from '../workflows/session.js';
-import { SESSION_STAGES, SessionState, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';
+import { SESSION_STAGES, STAGE, SessionState, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';
+import { clip } from '../workflows/text.js';
 import type { Capabilities, DecisionRecord, Goal, SessionView } from '../workflows/view.js';
 import {
   InvalidInputError,
@@ -193,8 +191,7 @@ export interface SessionSummary {
 export { SESSION_STAGES };
 /** Every value of the SessionStatus search attribute and of `snapshot().status`, from the state schema. */
 export const SESSION_STATUSES = SessionState.shape.status.options;
-/** The deterministic commands the `command` signal accepts, from its schema. */
-export const COMMAND_NAMES = CommandInput.options.map((option) => option.shape.name.value);
+export { COMMAND_NAMES };
 export type CommandName = CommandInput['name'];
 
 /** Where `create`/`connect` connect when not told otherwise: a local `temporal server start-dev`. */
@@ -352,7 +349,7 @@ export class SessionClient {
         const records = await this.decisions(sessionId);
         return records.find((r) => r.seq === seq) ?? null;
       }
-      if (view.stage === 'Closed' && view.seq.lastBound < seq) {
+      if (view.stage === STAGE.closed && view.seq.lastBound < seq) {
         throw new SessionTimeoutError(`session ${sessionId} closed before input #${seq} was processed`);
       }
       if (Date.now() > deadline) {
@@ -382,32 +379,34 @@ export class SessionClient {
     return this.approval(sessionId, { approvalId, approved: false, ...(note !== undefined ? { note } : {}) });
   }
 
-  private async approval(sessionId: string, input: ApprovalInput): Promise<void> {
-    const payload = parse(ApprovalInput, input, 'approval');
-    await this.signal(sessionId, (h) => h.signal(approvalSignal, payload));
+  private approval(sessionId: string, input: ApprovalInput): Promise<void> {
+    return this.control(sessionId, 'approval', input).then(() => undefined);
   }
 
-  /** Delivers a system notification (`notificationId` generated when absent). */
-  async notify(sessionId: string, input: { notificationId?: string; kind: string; text: string }): Promise<string> {
-    const payload = parse(NotificationInput, { notificationId: `n-${randomUUID()}`, ...input }, 'notification');
-    await this.signal(sessionId, (h) => h.signal(notificationSignal, payload));
-    return payload.notificationId;
+  /** Delivers a system notification (`notificationId` generated when absent). Returns the notificationId. */
+  notify(sessionId: string, input: { notificationId?: string; kind: string; text: string }): Promise<string> {
+    return this.control(sessionId, 'notification', { notificationId: `n-${randomUUID()}`, ...input });
   }
 
   /** Delivers the result of a tool call. */
-  async toolResult(sessionId: string, input: ToolResultInput): Promise<void> {
-    const payload = parse(ToolResultInput, input, 'tool result');
-    await this.signal(sessionId, (h) => h.signal(toolResultSignal, payload));
+  toolResult(sessionId: string, input: ToolResultInput): Promise<void> {
+    return this.control(sessionId, 'toolResult', input).then(() => undefined);
   }
 
   /** Sends a deterministic command (`commandId` generated when absent). Returns the commandId. */
-  async command(
+  command(
     sessionId: string,
     input: { name: CommandName; args?: Record<string, unknown>; commandId?: string },
   ): Promise<string> {
-    const payload = parse(CommandInput, { commandId: `c-${randomUUID()}`, ...input }, 'command');
-    await this.signal(sessionId, (h) => h.signal(commandSignal, payload));
-    return payload.commandId;
+    return this.control(sessionId, 'command', { commandId: `c-${randomUUID()}`, ...input });
+  }
+
+  /** Validates a control payload with its schema, signals it, and returns its delivery id. */
+  private async control(sessionId: string, kind: ControlKind, input: unknown): Promise<string> {
+    const payload = parse(CONTROL_SIGNALS[kind].schema, input, kind) as Record<string, unknown>;
+    const handle = this.handle(sessionId);
+    await this.call({ sessionId }, () => handle.signal(CONTROL_SIGNAL_DEFINITIONS[kind], payload));
+    return controlIdOf(kind, payload);
   }
 
   // ---- queries ----------------------------------------------------------------------------------
@@ -473,7 +472,7 @@ export class SessionClient {
         lastBound = view.seq.lastBound;
         yield { type: 'stage', stage: view.stage, seq: view.seq.lastBound, view };
       }
-      if (view.stage === 'Closed') return;
+      if (view.stage === STAGE.closed) return;
       // A terminated or failed workflow never reaches 'Closed'; ask Temporal every couple of seconds.
       if (polls % 8 === 0 && (await this.describe(sessionId)).executionStatus !== 'RUNNING') return;
       if (!(await pause(interval, options.signal))) return;
@@ -489,7 +488,7 @@ export class SessionClient {
       for await (const info of this.client.workflow.list({ query, pageSize: Math.min(limit, 1000) })) {
         const attrs = info.typedSearchAttributes;
         rows.push({
-          sessionId: info.workflowId.replace(/^session:/, ''),
+          sessionId: sessionIdOf(info.workflowId) ?? info.workflowId,
           workflowId: info.workflowId,
           runId: info.runId,
           executionStatus: info.status.name,
@@ -512,11 +511,6 @@ export class SessionClient {
   private handle(sessionId: string): WorkflowHandle<typeof session> {
     parse(SessionId, sessionId, 'sessionId', 'sessionId');
     return this.client.workflow.getHandle<typeof session>(workflowIdFor(sessionId));
-  }
-
-  private async signal(sessionId: string, fn: (h: WorkflowHandle<typeof session>) => Promise<void>): Promise<void> {
-    const handle = this.handle(sessionId);
-    await this.call({ sessionId }, () => fn(handle));
   }
 
   private query<T>(sessionId: string, fn: (h: WorkflowHandle<typeof session>) => Promise<T>): Promise<T> {
@@ -658,9 +652,4 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<boole
   } catch {
     return false;
   }
-}
-
-function clip(text: string, max: number): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
 }
