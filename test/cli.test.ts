@@ -60,16 +60,20 @@ function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 /** Runs `bin/harness.js` with the test server's address and worker's task queue. */
-function harness(args: string[], options: { address?: string; stdin?: string; env?: NodeJS.ProcessEnv } = {}) {
+function harness(args: string[], options: { address?: string } & SpawnOptions = {}) {
   const connection = ['--address', options.address ?? inject('temporalAddress'), '--task-queue', w.taskQueue];
   return spawnRun(process.execPath, ['bin/harness.js', ...connection, '--connect-timeout', '1500', ...args], options);
 }
 
-function spawnRun(
-  command: string,
-  args: string[],
-  options: { stdin?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {},
-): Promise<Run> {
+interface SpawnOptions {
+  stdin?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Called with everything printed so far, on each chunk. */
+  onStdout?: (stdout: string) => void;
+}
+
+function spawnRun(command: string, args: string[], options: SpawnOptions = {}): Promise<Run> {
   const child = spawn(command, args, {
     env: cleanEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -77,7 +81,10 @@ function spawnRun(
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    options.onStdout?.(stdout);
+  });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdin.end(options.stdin ?? '');
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
@@ -239,8 +246,12 @@ describe('harness inspect, watch, list', () => {
   it('watch prints stage and decision lines until the Session closes', async () => {
     const sessionId = uniqueId('watched');
     await client.submit(sessionId, { text: 'Collect vendor quotes' }, { wait: true });
-    const watching = harness(['watch', sessionId]);
-    await new Promise((r) => setTimeout(r, 2_500));
+    // The second input goes in only once the watch has shown the first state: a loaded machine may take
+    // seconds to start the process.
+    let started: () => void = () => {};
+    const firstLine = new Promise<void>((resolve) => (started = resolve));
+    const watching = harness(['watch', sessionId], { onStdout: (text) => text.includes('\n') && started() });
+    await firstLine;
     await client.submit(sessionId, { text: 'Compare the cheapest two' }, { wait: true });
     await client.command(sessionId, { name: 'close' });
     const run = await watching;
