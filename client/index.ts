@@ -10,15 +10,13 @@
  * const { seq } = await sessions.submit('demo', { text: 'Research ComfyUI and deliver a Markdown guide' });
  * ```
  */
+export { SessionClient } from './session-client.js';
+export { startArgument, userMetadata, visibilityQuery } from './payloads.js';
 export {
   COMMAND_NAMES,
   CONNECTION_DEFAULTS,
   SESSION_STAGES,
   SESSION_STATUSES,
-  SessionClient,
-  startArgument,
-  userMetadata,
-  visibilityQuery,
   type CommandName,
   type ConnectOptions,
   type ListFilter,
@@ -33,7 +31,7 @@ export {
   type WaitOptions,
   type WatchEvent,
   type WatchOptions,
-} from './session-client.js';
+} from './types.js';
 export {
   EXIT,
   EXIT_MEANINGS,

@@ -4,19 +4,16 @@
  * Every payload is validated with the same zod schemas the workflow uses before anything is sent.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Client,
   Connection,
   WithStartWorkflowOperation,
-  type TLSConfig,
   type WorkflowHandle,
   type WorkflowIdReusePolicy,
 } from '@temporalio/client';
-import type { z } from 'zod';
 import {
-  DEFAULT_TASK_QUEUE,
+  CONTROL_SIGNAL_DEFINITIONS,
   WORKFLOW_TYPE,
   capabilitiesQuery,
   decisionsQuery,
@@ -26,186 +23,41 @@ import {
   outOfScopeQuery,
   snapshotQuery,
   submitUpdate,
-  CONTROL_SIGNAL_DEFINITIONS,
 } from '../workflows/api.js';
-import { COMMAND_NAMES, CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../workflows/control-signals.js';
-import {
-  MessageInput,
-  SessionId,
-  SessionStart,
-  type ApprovalInput,
-  type CommandInput,
-  type ResourceRef,
-  type Sender,
-  type SettingsInput,
-  type ToolResultInput,
-} from '../workflows/schemas.js';
+import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../workflows/control-signals.js';
 import { sessionIdOf, workflowIdFor } from '../workflows/ids.js';
+import { MessageInput, SessionId, type ApprovalInput, type ToolResultInput } from '../workflows/schemas.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../workflows/search-attributes.js';
 import type { session } from '../workflows/session.js';
-import { SESSION_STAGES, STAGE, SessionState, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';
-import { clip } from '../workflows/text.js';
+import { STAGE, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';
 import type { Capabilities, DecisionRecord, Goal, SessionView } from '../workflows/view.js';
 import {
-  InvalidInputError,
   SessionClientError,
   SessionTimeoutError,
   ServerUnreachableError,
   translateError,
   type CallContext,
 } from './errors.js';
-
-/** Where and how to connect. Every field has a local-development default. */
-export interface ConnectOptions {
-  /** Temporal frontend `host:port`. Default `localhost:7233`. */
-  address?: string;
-  /** Default `default`. */
-  namespace?: string;
-  /** Task queue new Sessions are started on. Default `sessions`. */
-  taskQueue?: string;
-  /**
-   * `true` for TLS with the system's roots; an object for a private CA and/or mTLS (file paths).
-   * An API key turns TLS on unless this is `false`.
-   */
-  tls?: boolean | TlsFiles;
-  /** Temporal Cloud API key, sent as `Authorization: Bearer <key>`. */
-  apiKey?: string;
-  /** How long to wait for the first connection. Default 5000 ms. */
-  connectTimeoutMs?: number;
-  /** How long a query may wait for a worker to answer. Default 15000 ms. */
-  queryTimeoutMs?: number;
-}
-
-export interface TlsFiles {
-  /** Client certificate (PEM) for mTLS; needs `keyFile`. */
-  certFile?: string;
-  /** Client private key (PEM) for mTLS; needs `certFile`. */
-  keyFile?: string;
-  /** CA certificate (PEM) that signed the server's certificate, if not a public one. */
-  caFile?: string;
-  /** Overrides the TLS server name (SNI), e.g. behind a proxy. */
-  serverName?: string;
-}
-
-/** How a Session is created if the message is its first contact. Ignored for a running Session. */
-export interface StartOptions {
-  parentSessionId?: string;
-  profile?: string;
-  goals?: { session?: string; phase?: string };
-  settings?: Partial<SettingsInput>;
-  /** Overrides the Web UI summary (one line). Default `Session <id>: <first goal or message>`. */
-  summary?: string;
-  /** Overrides the Web UI details (Markdown). */
-  details?: string;
-}
-
-/** A task input; `messageId` is generated when absent. Reuse the same id when retrying: it de-duplicates. */
-export interface MessageDraft {
-  messageId?: string;
-  text: string;
-  resources?: ResourceRef[];
-  from?: Sender;
-}
-
-export interface SentMessage {
-  sessionId: string;
-  workflowId: string;
-  messageId: string;
-}
-
-export interface SubmitResult extends SentMessage {
-  seq: number;
-  duplicate: boolean;
-  /**
-   * With `wait`: the decision record of this input (`null` if it is older than the records the
-   * Session keeps). Without `wait`: undefined.
-   */
-  decision?: DecisionRecord | null;
-}
-
-/** What `waitForDecision` reports on each poll, for live progress. */
-export interface Progress {
-  stage: string;
-  /** Seq of the input being processed (or last processed). */
-  boundSeq: number;
-  queueLength: number;
-  status: SessionView['status'];
-}
-
-export interface WaitOptions {
-  /** Give up after this long with SessionTimeoutError. Default 120000 ms. */
-  timeoutMs?: number;
-  signal?: AbortSignal;
-  intervalMs?: number;
-  onProgress?: (progress: Progress) => void;
-}
-
-export interface SubmitOptions {
-  start?: StartOptions;
-  /** Wait until the input is aligned, i.e. its decision record exists. */
-  wait?: boolean | WaitOptions;
-  /** Budget for the update itself (a worker must accept it). Default 60000 ms. */
-  timeoutMs?: number;
-}
-
-export type WatchEvent =
-  { type: 'stage'; stage: string; seq: number; view: SessionView } | { type: 'decision'; record: DecisionRecord };
-
-export interface WatchOptions {
-  signal?: AbortSignal;
-  /** Poll interval. Default 250 ms. */
-  intervalMs?: number;
-  /** Yield decisions after this seq. Default: only decisions made after the watch started. */
-  sinceSeq?: number;
-}
-
-export interface ListFilter {
-  /** A SessionStage value, e.g. `Idle` (case-insensitive). */
-  stage?: string;
-  /** A SessionStatus value: `active`, `paused` or `closed`. */
-  status?: string;
-  /** Only sub-sessions of this parent. */
-  parent?: string;
-  /** Extra visibility clause, ANDed, e.g. `StartTime > "2026-01-01T00:00:00Z"`. */
-  query?: string;
-  /** Most rows returned. Default 50. */
-  limit?: number;
-}
-
-export interface SessionSummary {
-  sessionId: string;
-  workflowId: string;
-  runId: string;
-  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, TERMINATED, ... */
-  executionStatus: string;
-  /** The Session's own status (SessionStatus): active, paused, closed. */
-  status: string | null;
-  stage: string | null;
-  goal: string | null;
-  parent: string | null;
-  taskQueue: string;
-  startTime: Date;
-  closeTime: Date | null;
-}
-
-export { SESSION_STAGES };
-/** Every value of the SessionStatus search attribute and of `snapshot().status`, from the state schema. */
-export const SESSION_STATUSES = SessionState.shape.status.options;
-export { COMMAND_NAMES };
-export type CommandName = CommandInput['name'];
-
-/** Where `create`/`connect` connect when not told otherwise: a local `temporal server start-dev`. */
-export const CONNECTION_DEFAULTS = {
-  address: 'localhost:7233',
-  namespace: 'default',
-  taskQueue: DEFAULT_TASK_QUEUE,
-  connectTimeoutMs: 5_000,
-  queryTimeoutMs: 15_000,
-} as const;
+import { parse, startArgument, userMetadata, visibilityQuery, withMessageId } from './payloads.js';
+import { tlsConfig } from './tls.js';
+import {
+  CONNECTION_DEFAULTS,
+  type CommandName,
+  type ConnectOptions,
+  type MessageDraft,
+  type SentMessage,
+  type StartOptions,
+  type SessionSummary,
+  type SubmitOptions,
+  type SubmitResult,
+  type WaitOptions,
+  type WatchEvent,
+  type WatchOptions,
+  type ListFilter,
+} from './types.js';
 
 /** A closed Session is never restarted under the same id; a failed or terminated one may be. */
 const REUSE_POLICY: WorkflowIdReusePolicy = 'ALLOW_DUPLICATE_FAILED_ONLY';
-const SUMMARY_CHARS = 160;
 
 export class SessionClient {
   readonly taskQueue: string;
@@ -529,118 +381,6 @@ export class SessionClient {
       throw translateError(err, { ...ctx, address: this.address });
     }
   }
-}
-
-/** The visibility query `list` runs. Values are checked against known ones, so nothing needs escaping. */
-export function visibilityQuery(filter: ListFilter): string {
-  const clauses = [`WorkflowType = '${WORKFLOW_TYPE}'`];
-  if (filter.stage !== undefined) {
-    const stage = SESSION_STAGES.find((s) => s.toLowerCase() === filter.stage?.trim().toLowerCase());
-    if (!stage) {
-      throw new InvalidInputError(`invalid stage: ${filter.stage} (one of: ${SESSION_STAGES.join(', ')})`, [
-        { field: 'stage', message: `unknown stage ${filter.stage}` },
-      ]);
-    }
-    clauses.push(`SessionStage = '${stage}'`);
-  }
-  if (filter.status !== undefined) {
-    const status = SESSION_STATUSES.find((s) => s === filter.status?.trim().toLowerCase());
-    if (!status) {
-      throw new InvalidInputError(`invalid status: ${filter.status} (one of: ${SESSION_STATUSES.join(', ')})`, [
-        { field: 'status', message: `unknown status ${filter.status}` },
-      ]);
-    }
-    clauses.push(`SessionStatus = '${status}'`);
-  }
-  if (filter.parent !== undefined)
-    clauses.push(`SessionParent = '${parse(SessionId, filter.parent, 'parent', 'parent')}'`);
-  if (filter.query?.trim()) clauses.push(`(${filter.query.trim()})`);
-  return clauses.join(' AND ');
-}
-
-/** The public start argument, validated. */
-export function startArgument(sessionId: string, start: StartOptions): SessionStart {
-  return parse(
-    SessionStart,
-    {
-      sessionId,
-      ...(start.parentSessionId !== undefined ? { parentSessionId: start.parentSessionId } : {}),
-      ...(start.profile !== undefined ? { profile: start.profile } : {}),
-      ...(start.goals !== undefined ? { goals: start.goals } : {}),
-      ...(start.settings !== undefined ? { settings: start.settings } : {}),
-    },
-    'start argument',
-  );
-}
-
-/** The Web UI's static summary (one line) and details (Markdown) for a new Session. */
-export function userMetadata(
-  start: SessionStart,
-  first: MessageInput,
-  overrides: Pick<StartOptions, 'summary' | 'details'> = {},
-): { staticSummary: string; staticDetails: string } {
-  const subject = start.goals?.session ?? start.goals?.phase ?? first.text;
-  const summary = overrides.summary ?? `Session ${start.sessionId}: ${clip(subject, SUMMARY_CHARS)}`;
-  const lines = [
-    `**Session** \`${start.sessionId}\` · **profile** ${start.profile ?? 'default'} · **parent** ${
-      start.parentSessionId ? `\`${start.parentSessionId}\`` : '—'
-    }`,
-    '',
-    `**Goals at start:** ${
-      start.goals
-        ? `session: ${clip(start.goals.session ?? '—', 300)}; phase: ${clip(start.goals.phase ?? '—', 300)}`
-        : 'from the first task input'
-    }`,
-    '',
-    `**First message** \`${first.messageId}\`: ${clip(first.text, 600)}`,
-  ];
-  if (first.resources?.length) lines.push('', `**Resources:** ${first.resources.map((r) => r.uri).join(', ')}`);
-  if (start.settings && Object.keys(start.settings).length > 0) {
-    lines.push('', `**Settings:** \`${JSON.stringify(start.settings)}\``);
-  }
-  return { staticSummary: summary, staticDetails: overrides.details ?? lines.join('\n') };
-}
-
-function withMessageId(draft: MessageDraft): unknown {
-  return { ...draft, messageId: draft.messageId ?? `m-${randomUUID()}` };
-}
-
-function parse<S extends z.ZodType>(schema: S, value: unknown, what: string, field?: string): z.infer<S> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const error = InvalidInputError.fromZod(what, parsed.error);
-  if (field === undefined) throw error;
-  throw new InvalidInputError(
-    error.message,
-    error.issues.map((i) => ({ ...i, field: i.field || field })),
-  );
-}
-
-async function tlsConfig(tls: ConnectOptions['tls']): Promise<TLSConfig | boolean | undefined> {
-  if (tls === undefined || typeof tls === 'boolean') return tls;
-  if (Boolean(tls.certFile) !== Boolean(tls.keyFile)) {
-    throw new InvalidInputError('mTLS needs both a client certificate and its key (--tls-cert and --tls-key)', [
-      { field: tls.certFile ? 'tls.keyFile' : 'tls.certFile', message: 'missing' },
-    ]);
-  }
-  const read = async (file: string, field: string): Promise<Buffer> => {
-    try {
-      return await readFile(file);
-    } catch (err) {
-      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      throw new InvalidInputError(`cannot read ${field} file ${file}: ${why}`, [{ field, message: why }]);
-    }
-  };
-  const config: TLSConfig = {};
-  if (tls.caFile) config.serverRootCACertificate = await read(tls.caFile, 'tls.caFile');
-  if (tls.certFile && tls.keyFile) {
-    config.clientCertPair = {
-      crt: await read(tls.certFile, 'tls.certFile'),
-      key: await read(tls.keyFile, 'tls.keyFile'),
-    };
-  }
-  if (tls.serverName) config.serverNameOverride = tls.serverName;
-  return config;
 }
 
 /** Sleeps; resolves false instead if the signal aborts first. */
