@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { ResourceRef, type MessageInput, type SessionStart } from '../workflows/schemas.js';
+import { ResourceRef, type MessageInput, type SessionStart, type SubmitResult } from '../workflows/schemas.js';
 import { describeIssues } from '../workflows/text.js';
 import { DEFAULT_RECALL, type CapabilityCatalog, type RecallOptions } from '../capabilities/catalog.js';
 import type { MemoryRecall } from '../capabilities/memory-store.js';
@@ -16,8 +16,10 @@ import type { SessionActivities } from '../workflows/activity-contract.js';
 
 /** Starts Session workflows for `session_create_sub`; the worker implements it with a Temporal client. */
 export interface SessionDirectory {
-  /** Signal-with-start: creates the Session if it does not run yet, and delivers the message either way. */
-  startWithMessage(args: { start: SessionStart; taskQueue: string; message: MessageInput }): Promise<void>;
+  /** Update-with-start `submit`: the receiver's answer, or a non-retryable `HandOverRefused` failure. */
+  submitWithStart(args: { start: SessionStart; taskQueue: string; message: MessageInput }): Promise<SubmitResult>;
+  /** `submit` to a running Session: its answer, or a non-retryable `HandOverRefused` failure. */
+  submit(args: { sessionId: string; message: MessageInput }): Promise<SubmitResult>;
 }
 
 export interface ActivityDeps {
@@ -68,6 +70,15 @@ async function asModelCall<T>(role: Role, fn: () => Promise<T>): Promise<T> {
 
 export function createActivities(deps: ActivityDeps): SessionActivities {
   const { models, catalog, memories } = deps;
+  const directory = (): SessionDirectory => {
+    if (!deps.sessions) {
+      throw ApplicationFailure.nonRetryable(
+        'this worker cannot reach sessions (no session directory)',
+        'NotConfigured',
+      );
+    }
+    return deps.sessions;
+  };
   return {
     async relevance(request) {
       const parsed = RelevanceRequestSchema.safeParse(request);
@@ -135,16 +146,11 @@ export function createActivities(deps: ActivityDeps): SessionActivities {
     },
 
     async createSubSession(request) {
-      if (!deps.sessions) {
-        throw ApplicationFailure.nonRetryable(
-          'this worker cannot start sessions (no session directory)',
-          'NotConfigured',
-        );
-      }
+      const sessions = directory();
       const sessionId = subSessionId(request.parentSessionId, request.requestKey ?? request.message.messageId);
       // Deterministic defaults: the parent's settings and a named profile; no goals, so the new
       // Session initializes its own goals and environment from the handed-over message.
-      await deps.sessions.startWithMessage({
+      const answer = await sessions.submitWithStart({
         start: {
           sessionId,
           parentSessionId: request.parentSessionId,
@@ -157,10 +163,15 @@ export function createActivities(deps: ActivityDeps): SessionActivities {
           text: request.message.text,
           resources: request.message.resources,
           from: { kind: 'session', id: request.parentSessionId },
-          routed: { fromSessionId: request.parentSessionId, reason: 'out-of-scope' },
+          routed: { fromSessionId: request.parentSessionId, reason: request.reason ?? 'out-of-scope' },
         },
       });
-      return { sessionId };
+      return { sessionId, seq: answer.seq, duplicate: answer.duplicate };
+    },
+
+    async handOver(request) {
+      const answer = await directory().submit({ sessionId: request.sessionId, message: request.message });
+      return { seq: answer.seq, duplicate: answer.duplicate };
     },
   };
 }

@@ -1,23 +1,62 @@
 /**
- * The worker's way to start Sessions (for `session_create_sub`): signal-with-start on the public
- * workflow id, so creating a Session and handing it its first message is one atomic call.
+ * The worker's way to hand messages to Sessions (routing and `session_create_sub`). Both paths use
+ * the `submit` update, so the receiver's answer comes back: a refused hand-over (queue full, closed
+ * Session, invalid message) is an error the sending Session records, never a silent drop.
  */
-import type { Client } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { SessionDirectory } from '../activities/index.js';
-import { WORKFLOW_TYPE, messageSignal } from '../workflows/api.js';
+import { WORKFLOW_TYPE, submitUpdate } from '../workflows/api.js';
 import { workflowIdFor } from '../workflows/ids.js';
+import type { session } from '../workflows/session.js';
+
+/** A receiver that refused or cannot take a message: retrying will not help. */
+function refused(sessionId: string, err: unknown): ApplicationFailure {
+  const why = err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? err.message) : (err as Error).message;
+  return ApplicationFailure.nonRetryable(`session ${sessionId} refused the message: ${why}`, 'HandOverRefused');
+}
+
+const isRefusal = (err: unknown) =>
+  err instanceof WorkflowUpdateFailedError ||
+  err instanceof WorkflowNotFoundError ||
+  err instanceof WorkflowExecutionAlreadyStartedError;
 
 export function temporalSessionDirectory(client: Client): SessionDirectory {
   return {
-    async startWithMessage({ start, taskQueue, message }) {
-      await client.workflow.signalWithStart(WORKFLOW_TYPE, {
+    async submitWithStart({ start, taskQueue, message }) {
+      const startWorkflowOperation = new WithStartWorkflowOperation<typeof session>(WORKFLOW_TYPE, {
         workflowId: workflowIdFor(start.sessionId),
         taskQueue,
         args: [start],
-        signal: messageSignal,
-        signalArgs: [message],
+        // A running sub-session takes the message; a finished one is not silently started again.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
         staticSummary: `Sub-session of ${start.parentSessionId ?? '?'}: ${message.text.slice(0, 120)}`,
       });
+      try {
+        return await client.workflow.executeUpdateWithStart(submitUpdate, {
+          args: [message],
+          startWorkflowOperation,
+        });
+      } catch (err) {
+        throw isRefusal(err) ? refused(start.sessionId, err) : err;
+      }
+    },
+
+    async submit({ sessionId, message }) {
+      try {
+        return await client.workflow.getHandle(workflowIdFor(sessionId)).executeUpdate(submitUpdate, {
+          args: [message],
+        });
+      } catch (err) {
+        throw isRefusal(err) ? refused(sessionId, err) : err;
+      }
     },
   };
 }

@@ -8,7 +8,18 @@
 import { z } from 'zod';
 import { SelectionSchema, type Candidates, type PartialSelection } from './capabilities.js';
 import type { RelevanceScores } from './decide.js';
-import { ResourceRef, type Settings } from './schemas.js';
+import type { HandOverReason, MessageInput, ResourceRef, Settings } from './schemas.js';
+import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
+
+export {
+  BUILTIN_TOOLS,
+  ResolvedToolCall,
+  TOOL_OUTPUT_BYTES,
+  ToolCallRef,
+  ToolCallStatus,
+  ToolExchange,
+  TranscriptItem,
+} from './transcript.js';
 import type { Cap, Decision } from './state.js';
 
 /** The relevance role's answer: two scores in [0, 1]. */
@@ -90,65 +101,6 @@ export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
 
 // ---- the inner execution loop (agent steps and tool calls) ------------------------------------------
 
-/** Longest tool output kept in the transcript, in UTF-8 bytes; longer output is clipped and marked. */
-export const TOOL_OUTPUT_BYTES = 8 * 1024;
-
-/** Built-in tools: offered to every agent turn, run by the Session itself (never by an MCP server). */
-export const BUILTIN_TOOLS = ['session_create_sub', 'memory_save'] as const;
-
-/** One tool call as the model made it; `arguments` is the model's raw JSON text. */
-export const ToolCallRef = z.object({ callId: z.string().min(1), tool: z.string().min(1), arguments: z.string() });
-export type ToolCallRef = z.infer<typeof ToolCallRef>;
-
-/**
- * A tool call resolved against the loaded tools by the worker: how it runs, whether it waits for a
- * person's approval, and whether its arguments fit the tool's JSON Schema.
- */
-export const ResolvedToolCall = ToolCallRef.extend({
-  /** The toolset that declared the tool; null for built-ins and unknown tools. */
-  toolset: z.string().nullable(),
-  /**
-   * `mcp`: runs through the worker's MCP connection (activity runTool). `builtin`: run by the
-   * Session (BUILTIN_TOOLS). `external`: a backend service runs it and answers with the `toolResult`
-   * signal. `unknown`: no loaded tool has this name; the model sees an error result.
-   */
-  execution: z.enum(['mcp', 'builtin', 'external', 'unknown']),
-  requiresApproval: z.boolean(),
-  /** Why the arguments are not valid JSON or do not fit the tool's inputSchema; null when they do. */
-  argumentError: z.string().nullable(),
-});
-export type ResolvedToolCall = z.infer<typeof ResolvedToolCall>;
-
-/** How a call ended; `pending` only while the turn waits (for approval or an external result). */
-export const ToolCallStatus = z.enum(['ok', 'error', 'rejected', 'pending', 'interrupted']);
-export type ToolCallStatus = z.infer<typeof ToolCallStatus>;
-
-/** A finished call: the call and its result are always kept together. */
-export const ToolExchange = ToolCallRef.extend({
-  status: ToolCallStatus,
-  /** What the model sees as the tool message content (clipped to TOOL_OUTPUT_BYTES, marked when clipped). */
-  output: z.string(),
-});
-export type ToolExchange = z.infer<typeof ToolExchange>;
-
-/**
- * The transcript, as facts. `step` is one assistant message with tool calls together with every
- * call's result: it is written only once all results exist, so a call is never separated from its
- * result. `summary` stands in for older items that were compacted.
- */
-export const TranscriptItem = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('user'), seq: z.number().int(), text: z.string(), resources: z.array(ResourceRef) }),
-  z.object({ kind: z.literal('reply'), seq: z.number().int(), text: z.string() }),
-  z.object({
-    kind: z.literal('step'),
-    seq: z.number().int(),
-    text: z.string().nullable(),
-    calls: z.array(ToolExchange),
-  }),
-  z.object({ kind: z.literal('summary'), seq: z.number().int(), text: z.string() }),
-]);
-export type TranscriptItem = z.infer<typeof TranscriptItem>;
-
 /**
  * One model step of the business agent. The workflow passes facts only; the activity assembles
  * the chat request afresh from them on every call (system prompt with goals and decision, earlier
@@ -198,11 +150,26 @@ export interface CreateSubRequest {
   profile: string;
   settings: Settings;
   message: { messageId: string; text: string; resources: ResourceRef[] };
-  /** The request's de-duplication key in the parent (its messageId, or origin and messageId if handed over). */
+  /** The request's key in the parent (its messageId, or origin and messageId if handed over): the sub-session id derives from it. */
   requestKey?: string;
+  /** Why the message is handed over: routing of an out-of-scope request (default), or the agent's delegation. */
+  reason?: HandOverReason;
 }
-export const CreateSubResult = z.object({ sessionId: z.string().min(1) });
+/** The receiving Session's answer; `seq` and `duplicate` are absent from workers that predate hand-over by update. */
+export const CreateSubResult = z.object({
+  sessionId: z.string().min(1),
+  seq: z.number().int().optional(),
+  duplicate: z.boolean().optional(),
+});
 export type CreateSubResult = z.infer<typeof CreateSubResult>;
+
+/** Hands a message to a running Session through `submit`, so a refusal is seen (`HandOverRefused`). */
+export interface HandOverRequest {
+  sessionId: string;
+  message: MessageInput;
+}
+export const HandOverResult = z.object({ seq: z.number().int(), duplicate: z.boolean() });
+export type HandOverResult = z.infer<typeof HandOverResult>;
 
 /** Every activity the Session workflow schedules. */
 export interface SessionActivities {
@@ -213,6 +180,7 @@ export interface SessionActivities {
   compact(request: CompactRequest): Promise<CompactResult>;
   agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
   createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;
+  handOver(request: HandOverRequest): Promise<HandOverResult>;
 }
 
 /** The inner loop's activities: one model step, one tool call. */

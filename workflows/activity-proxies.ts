@@ -6,15 +6,22 @@
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { z } from 'zod';
 import {
+  AgentStepResult,
   AgentTurnResult,
+  RunToolResult,
   CompactionOutput,
   CreateSubResult,
+  HandOverResult,
   ExtractionOutput,
   OrchestrationOutput,
   RelevanceOutput,
+  type AgentActivities,
+  type AgentStepRequest,
   type AgentTurnRequest,
+  type RunToolRequest,
   type CompactRequest,
   type CreateSubRequest,
+  type HandOverRequest,
   type ExtractRequest,
   type OrchestrateRequest,
   type RecallRequest,
@@ -27,7 +34,13 @@ import { STAGE } from './state.js';
 import { describeIssues } from './text.js';
 
 /** Model failures that no retry can fix: the input degrades at once. */
-const NON_RETRYABLE = ['ModelInvalidOutput', 'ModelRequestRejected', 'ModelNotConfigured', 'InvalidRequest'];
+const NON_RETRYABLE = [
+  'ModelInvalidOutput',
+  'ModelRequestRejected',
+  'ModelNotConfigured',
+  'InvalidRequest',
+  'HandOverRefused',
+];
 
 /**
  * Parses an activity result; a mismatch is a non-retryable failure of type `type`, which the stage
@@ -70,8 +83,32 @@ export function makeActivities(settings: Settings) {
   // Starting a Session is a short server call; its id is deterministic, so retries are safe.
   const directory = proxyActivities<SessionActivities>({
     startToCloseTimeout: '10s',
-    retry: { maximumAttempts: 5, initialInterval: '500ms', maximumInterval: '5s' },
+    retry: {
+      maximumAttempts: 5,
+      initialInterval: '500ms',
+      maximumInterval: '5s',
+      nonRetryableErrorTypes: ['HandOverRefused', 'NotConfigured'],
+    },
     summary: 'Creating a sub-session',
+  });
+  // The inner loop: model steps and tool calls heartbeat, so a crashed worker is noticed in seconds,
+  // not after the whole start-to-close budget; an interrupt's cancellation reaches them the same way.
+  const agentQueue = settings.agentTaskQueue ? { taskQueue: settings.agentTaskQueue } : {};
+  const agent = proxyActivities<AgentActivities>({
+    ...agentQueue,
+    startToCloseTimeout: settings.agentTimeoutMs,
+    scheduleToCloseTimeout: settings.agentTimeoutMs * settings.modelAttempts + 15_000,
+    heartbeatTimeout: '30s',
+    retry,
+    summary: STAGE.agent,
+  });
+  const tools = proxyActivities<AgentActivities>({
+    ...agentQueue,
+    startToCloseTimeout: settings.toolTimeoutMs,
+    heartbeatTimeout: '30s',
+    // A tool call has side effects: one retry after a lost worker, none after the tool itself failed.
+    retry: { maximumAttempts: 2, initialInterval: '1s', nonRetryableErrorTypes: ['ToolFailed', 'InvalidRequest'] },
+    summary: 'Running a tool',
   });
   const relevance = helper(STAGE.understand).relevance;
   const extractTerms = helper(STAGE.extract).extractTerms;
@@ -91,5 +128,8 @@ export function makeActivities(settings: Settings) {
     routeRelevance: async (request: RelevanceRequest) => checked(RelevanceOutput, await routeRelevance(request)),
     createSubSession: async (request: CreateSubRequest) =>
       checked(CreateSubResult, await directory.createSubSession(request)),
+    handOver: async (request: HandOverRequest) => checked(HandOverResult, await directory.handOver(request)),
+    agentStep: async (request: AgentStepRequest) => checked(AgentStepResult, await agent.agentStep(request)),
+    runTool: async (request: RunToolRequest) => checked(RunToolResult, await tools.runTool(request)),
   };
 }

@@ -5,6 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { CONTROL_SIGNALS, type ControlKind } from './control-signals.js';
 import type { SubmitResult } from './schemas.js';
+import type { TurnResult } from './turn-control.js';
 import type { Capabilities, DecisionRecord, Goal, SessionView } from './view.js';
 import type { BoundInput, OutOfScopeRequest } from './state.js';
 
@@ -15,6 +16,12 @@ export const DEFAULT_TASK_QUEUE = 'sessions';
 export const messageSignal = defineSignal<[unknown]>('message');
 /** Same payload as `message`; returns `{ seq, duplicate }` once recorded. Its validator rejects bad input. */
 export const submitUpdate = defineUpdate<SubmitResult, [unknown]>('submit');
+/**
+ * Waits (at most 60 s) until the input with this seq has its decision and its agent turn has ended,
+ * or the turn waits for an approval or an external tool result; returns the decision record. Payload:
+ * ResultRequest `{ seq, timeoutMs? }`.
+ */
+export const resultUpdate = defineUpdate<TurnResult, [unknown]>('result');
 
 export const approvalSignal = defineSignal<[unknown]>('approval');
 export const toolResultSignal = defineSignal<[unknown]>('toolResult');
@@ -45,6 +52,8 @@ export const DESCRIPTIONS = {
   toolResult: CONTROL_SIGNALS.toolResult.description,
   notification: CONTROL_SIGNALS.notification.description,
   command: CONTROL_SIGNALS.command.description,
+  result:
+    'Waits (at most 60 s) for the input {"seq": number, "timeoutMs"?: number} to be decided and its agent turn to end or wait for an approval or a tool result; returns {"seq", "status", "outcome", "record"}.',
   goals: 'Session-wide and current-phase goals: {"session": Goal|null, "phase": Goal|null}.',
   capabilities: 'Loaded skills, toolsets and memories with id, name and source, and the capability revision.',
   decisions: 'Recent decision records, newest last. Optional argument {"limit": number}.',

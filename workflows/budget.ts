@@ -1,42 +1,75 @@
 /**
- * Byte budgets for the state a Session carries across continue-as-new. Temporal refuses a
- * continue-as-new input over 2 MB (and terminates the run), so counts alone are not enough: a few
- * pasted documents in Chinese can weigh more than hundreds of short English inputs. Each list is
- * trimmed oldest-first to its share of the budget, always keeping the newest item.
+ * Byte bounds for the state a Session carries across continue-as-new and returns from queries.
+ * Temporal refuses a continue-as-new input or a workflow task completion over its gRPC limit (the
+ * run is terminated or its task fails forever), so counts alone are not enough: a few pasted
+ * documents in Chinese can weigh more than hundreds of short English inputs.
+ *
+ * Every list has its own share, trimmed oldest-first (the newest item stays), every free text is
+ * clipped where it enters state, and a final check keeps the whole carried JSON under CARRIED_CAP,
+ * trimming history and decisions first and never the queue.
  *
  * Pure module: safe to import from workflow code.
  */
 import type { SessionState } from './state.js';
-import { jsonBytes } from './text.js';
+import { clipBytes, jsonBytes } from './text.js';
 
-/** Shares of the carried-state budget, in bytes. Together they stay well under Temporal's 2 MB. */
+/** The carried state's hard cap. Temporal's limit is 2 MB per payload (4 MB per gRPC message). */
+export const CARRIED_CAP = 1024 * 1024;
+
+/** Shares of the carried state, in bytes. Their sum exceeds the cap on purpose: the cap decides last. */
 export const BUDGET = {
   /** Pending inputs, resources included. Beyond it new inputs are refused ("queue is full"). */
-  queue: 512 * 1024,
-  history: 256 * 1024,
-  decisions: 256 * 1024,
-  outOfScope: 128 * 1024,
-  phases: 128 * 1024,
-  recent: 192 * 1024,
-  /** Longest failure reason kept in a decision record. */
+  queue: 640 * 1024,
+  /** Ids of recently bound inputs, for de-duplication. */
+  recent: 128 * 1024,
+  history: 128 * 1024,
+  decisions: 192 * 1024,
+  transcript: 192 * 1024,
+  outOfScope: 64 * 1024,
+  phases: 64 * 1024,
+  children: 32 * 1024,
+  rejections: 16 * 1024,
+  recentControl: 48 * 1024,
+  controlEvents: 24 * 1024,
+  /** One goal's text (the full input stays in history while it lasts). */
+  goal: 16 * 1024,
+  /** One goal's resource references. */
+  goalResources: 8 * 1024,
+  /** A sub-session's goal as remembered for routing. */
+  childGoal: 1024,
+  /** An earlier phase's goal text. */
+  pastGoal: 2 * 1024,
+  /** Longest failure or rejection reason kept. */
   reason: 500,
 } as const;
 
 /** Drops the oldest items while the list's JSON exceeds `maxBytes`; the newest item always stays. */
 export function trimToBytes<T>(list: T[], maxBytes: number): void {
-  let total = list.reduce((sum, item) => sum + jsonBytes(item), 0);
-  while (list.length > 1 && total > maxBytes) total -= jsonBytes(list.shift());
+  let total = list.reduce((sum, item) => sum + jsonBytes(item) + 1, 0);
+  while (list.length > 1 && total > maxBytes) total -= jsonBytes(list.shift()) + 1;
 }
 
 /** Trims every list of the state to its byte share. Called after each input and before continue-as-new. */
 export function enforceBudget(state: SessionState): void {
+  const current = state.phases.at(-1);
+  for (const goal of [state.goals.session, state.goals.phase, current?.goal]) {
+    if (!goal) continue;
+    goal.text = clipBytes(goal.text, BUDGET.goal);
+    trimToBytes(goal.resources, BUDGET.goalResources);
+  }
+  for (const phase of state.phases.slice(0, -1)) {
+    phase.goal.text = clipBytes(phase.goal.text, BUDGET.pastGoal);
+    phase.goal.resources = [];
+    if (phase.summary) phase.summary = clipBytes(phase.summary, BUDGET.pastGoal * 2);
+  }
+  for (const child of state.children) child.goal = clipBytes(child.goal, BUDGET.childGoal);
   trimToBytes(state.history, BUDGET.history);
   trimToBytes(state.decisions, BUDGET.decisions);
+  trimToBytes(state.transcript, BUDGET.transcript);
   trimToBytes(state.outOfScope, BUDGET.outOfScope);
   trimToBytes(state.phases, BUDGET.phases);
-  // Only ids of inputs already bound may be forgotten: a queued input must stay de-duplicated.
-  let bytes = jsonBytes(state.recent);
-  while (bytes > BUDGET.recent && state.recent.length > 0 && (state.recent[0]?.[1] ?? 0) <= state.boundSeq) {
-    bytes -= jsonBytes(state.recent.shift()) + 1;
-  }
+  trimToBytes(state.children, BUDGET.children);
+  trimToBytes(state.rejections, BUDGET.rejections);
+  trimToBytes(state.recentControl, BUDGET.recentControl);
+  trimToBytes(state.controlEvents, BUDGET.controlEvents);
 }

@@ -4,13 +4,15 @@
  */
 import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from './control-signals.js';
 import type { CommandInput } from './schemas.js';
-import { describeIssues } from './text.js';
+import { BUDGET } from './budget.js';
+import { recordRejection } from './intake.js';
+import { clipBytes, describeIssues } from './text.js';
 import { LIMITS, keepLast, type ControlEvent, type Goal, type SessionState } from './state.js';
 
 export type { ControlKind };
 
 export type ControlResult =
-  | { kind: 'applied'; event: ControlEvent; command?: CommandInput }
+  | { kind: 'applied'; event: ControlEvent; payload: Record<string, unknown>; command?: CommandInput }
   | { kind: 'duplicate'; id: string }
   | { kind: 'rejected'; reason: string };
 
@@ -52,10 +54,8 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
   const row = CONTROL_SIGNALS[kind];
   const parsed = row.schema.safeParse(raw);
   if (!parsed.success) {
-    const reason = `invalid ${kind}: ${describeIssues(parsed.error)}`;
-    state.rejections.push({ at: now, via: kind, messageId: null, reason });
-    keepLast(state.rejections, LIMITS.rejections);
-    state.counts.rejected++;
+    const reason = clipBytes(`invalid ${kind}: ${describeIssues(parsed.error)}`, BUDGET.reason);
+    recordRejection(state, { at: now, via: kind, messageId: null, reason }, 'invalid');
     return { kind: 'rejected', reason };
   }
   const payload = parsed.data as Record<string, unknown>;
@@ -89,5 +89,5 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
   state.controlEvents.push(event);
   keepLast(state.controlEvents, LIMITS.controlEvents);
   state.counts.controlEvents++;
-  return command ? { kind: 'applied', event, command } : { kind: 'applied', event };
+  return command ? { kind: 'applied', event, payload, command } : { kind: 'applied', event, payload };
 }

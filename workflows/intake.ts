@@ -1,9 +1,16 @@
 /**
  * Intake and binding of task inputs: validation, de-duplication by messageId, the seq ledger and
  * the pending queue. Pure functions over SessionState, unit-tested without Temporal.
+ *
+ * De-duplication has two parts, each sized on its own: every queued input (found through the queue
+ * itself, however long the backlog) and a window of the most recently bound inputs (`state.recent`,
+ * bounded by `settings.dedupeWindow` and a byte share). An in-memory index over both, and a running
+ * byte count of the queue, are derived from state on first use in a run, so the work per signal does
+ * not grow with the queue. Every change to `queue` and `recent` goes through this module, which keeps
+ * the index in step.
  */
-import { MessageInput, type SessionStart } from './schemas.js';
-import { describeIssues, jsonBytes } from './text.js';
+import { BUDGET } from './budget.js';
+import { MessageInput, SessionId, Settings, type SessionStart } from './schemas.js';
 import {
   LIMITS,
   SCHEMA_VERSION,
@@ -12,14 +19,17 @@ import {
   type BoundInput,
   type Goal,
   type PendingInput,
+  type Rejection,
 } from './state.js';
-import { Settings } from './schemas.js';
-import { BUDGET } from './budget.js';
+import { clipBytes, describeIssues, jsonBytes, utf8Length } from './text.js';
+
+/** Why an input was refused; counted per cause in `counts.rejectedBy`. */
+export type RejectionCause = 'invalid' | 'queue-full' | 'closed' | 'unknown-id';
 
 export type IntakeResult =
   | { kind: 'accepted'; seq: number }
   | { kind: 'duplicate'; seq: number }
-  | { kind: 'rejected'; reason: string; messageId: string | null };
+  | { kind: 'rejected'; reason: string; messageId: string | null; cause: RejectionCause };
 
 /** Builds the state of a brand-new Session from its (already validated) start argument. */
 export function initialState(start: SessionStart): SessionState {
@@ -51,16 +61,136 @@ export function initialState(start: SessionStart): SessionState {
     children: [],
     controlEvents: [],
     recentControl: [],
-    counts: { accepted: 0, duplicates: 0, rejected: 0, bound: 0, controlEvents: 0, byDecision: {} },
+    transcript: [],
+    turn: null,
+    counts: {
+      accepted: 0,
+      duplicates: 0,
+      rejected: 0,
+      rejectedBy: {},
+      bound: 0,
+      controlEvents: 0,
+      byDecision: {},
+    },
     run: 1,
   };
 }
 
-/** Parses carried state. Older schema versions are migrated here when they exist. */
+/** Parses carried state, migrating older schema versions. */
 export function restoreState(raw: unknown): { ok: true; state: SessionState } | { ok: false; reason: string } {
-  const parsed = SessionState.safeParse(raw);
+  const migrated = isVersion(raw, 1) ? migrateV1(raw) : raw;
+  const parsed = SessionState.safeParse(migrated);
   if (!parsed.success) return { ok: false, reason: describeIssues(parsed.error) };
   return { ok: true, state: parsed.data };
+}
+
+function isVersion(raw: unknown, version: number): raw is Record<string, unknown> {
+  return typeof raw === 'object' && raw !== null && (raw as { schemaVersion?: unknown }).schemaVersion === version;
+}
+
+/**
+ * Version 1 kept queued and bound ids in one list keyed by the bare messageId (a routed input as
+ * `routed:<sessionId>:<messageId>`, which a user's id could imitate). Version 2 keeps only bound
+ * ids, in the collision-proof key form; queued ids come from the queue. New fields take defaults.
+ */
+function migrateV1(raw: Record<string, unknown>): Record<string, unknown> {
+  const boundSeq = typeof raw.boundSeq === 'number' ? raw.boundSeq : 0;
+  const recent = Array.isArray(raw.recent) ? (raw.recent as unknown[]) : [];
+  const migrated = recent.flatMap((entry): Array<[string, number]> => {
+    if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'number') return [];
+    if (entry[1] > boundSeq) return [];
+    const routed = /^routed:([^:]+):([\s\S]*)$/.exec(entry[0]);
+    if (routed?.[1] && routed[2] !== undefined && SessionId.safeParse(routed[1]).success) {
+      return [[keyOf(routed[1], routed[2]), entry[1]]];
+    }
+    return [[keyOf(null, entry[0]), entry[1]]];
+  });
+  return { ...raw, schemaVersion: SCHEMA_VERSION, recent: migrated };
+}
+
+/**
+ * The de-duplication key: origin and messageId. A user's input has no origin; a handed-over input
+ * has its sender's sessionId, which cannot contain ':', so no user id can imitate a routed key.
+ */
+function keyOf(origin: string | null, messageId: string): string {
+  return `${origin ?? ''}:${messageId}`;
+}
+
+/** The key an input is de-duplicated by. */
+export function dedupeKey(message: { messageId: string; routed?: { fromSessionId: string } | null }): string {
+  return keyOf(message.routed?.fromSessionId ?? null, message.messageId);
+}
+
+/**
+ * The request key a sub-session id is derived from. Unchanged since routing shipped, so a retried
+ * hand-over of an older request still finds the same sub-session.
+ */
+export function requestKeyOf(message: { messageId: string; routed?: { fromSessionId: string } | null }): string {
+  return message.routed ? `routed:${message.routed.fromSessionId}:${message.messageId}` : message.messageId;
+}
+
+interface IntakeIndex {
+  queued: Map<string, number>;
+  bound: Map<string, number>;
+  queueBytes: number;
+  recentBytes: number;
+}
+
+// Derived from state and never carried: rebuilt on first use in each run.
+const indexes = new WeakMap<SessionState, IntakeIndex>();
+
+/** Approximate bytes one `recent` entry adds to the carried JSON. */
+const recentEntryBytes = (key: string): number => utf8Length(key) + 16;
+
+function indexOf(state: SessionState): IntakeIndex {
+  let index = indexes.get(state);
+  if (!index) {
+    index = { queued: new Map(), bound: new Map(), queueBytes: 0, recentBytes: 0 };
+    for (const pending of state.queue) {
+      index.queued.set(dedupeKey(pending), pending.seq);
+      index.queueBytes += jsonBytes(pending);
+    }
+    for (const [key, seq] of state.recent) {
+      index.bound.set(key, seq);
+      index.recentBytes += recentEntryBytes(key);
+    }
+    indexes.set(state, index);
+  }
+  return index;
+}
+
+/** The seq an earlier input with this de-duplication key got, if it is queued or recently bound. */
+export function seqOfRecent(state: SessionState, key: string): number | undefined {
+  const index = indexOf(state);
+  return index.queued.get(key) ?? index.bound.get(key);
+}
+
+/** Bytes of the queued inputs' JSON, kept as a running count. */
+export function queuedBytes(state: SessionState): number {
+  return indexOf(state).queueBytes;
+}
+
+/** Remembers a bound input's key, forgetting the oldest beyond the window's count or byte share. */
+function rememberBound(state: SessionState, key: string, seq: number): void {
+  const index = indexOf(state);
+  state.recent.push([key, seq]);
+  index.bound.set(key, seq);
+  index.recentBytes += recentEntryBytes(key);
+  while (state.recent.length > state.settings.dedupeWindow || index.recentBytes > BUDGET.recent) {
+    const oldest = state.recent.shift();
+    if (!oldest) break;
+    index.recentBytes -= recentEntryBytes(oldest[0]);
+    if (index.bound.get(oldest[0]) === oldest[1]) index.bound.delete(oldest[0]);
+  }
+}
+
+/** Forgets the oldest bound ids (the carried-state cap's last resort), keeping the index in step. */
+export function forgetOldestBound(state: SessionState, count: number): void {
+  const index = indexOf(state);
+  for (const [key, seq] of state.recent.splice(0, count)) {
+    index.recentBytes -= recentEntryBytes(key);
+    if (index.bound.get(key) === seq) index.bound.delete(key);
+  }
 }
 
 function messageIdOf(raw: unknown): string | null {
@@ -71,47 +201,26 @@ function messageIdOf(raw: unknown): string | null {
   return null;
 }
 
-function queuedBytes(state: SessionState): number {
-  return state.queue.reduce((sum, p) => sum + jsonBytes(p), 0);
-}
-
-/** The key an input is de-duplicated by: a handed-over input is keyed by its origin too. */
-export function dedupeKey(message: { messageId: string; routed?: { fromSessionId: string } | null }): string {
-  return message.routed ? `routed:${message.routed.fromSessionId}:${message.messageId}` : message.messageId;
-}
-
-/** The seq an earlier input with this de-duplication key got, if it is still remembered. */
-export function seqOfRecent(state: SessionState, key: string): number | undefined {
-  for (let i = state.recent.length - 1; i >= 0; i--) {
-    const entry = state.recent[i];
-    if (entry && entry[0] === key) return entry[1];
-  }
-  return undefined;
-}
-
-/**
- * Keeps the de-duplication memory within settings.dedupeWindow by forgetting the oldest ids of
- * inputs already bound. Ids of queued inputs are never forgotten, however many are waiting.
- */
-function forgetBoundIds(state: SessionState): void {
-  while (state.recent.length > state.settings.dedupeWindow && (state.recent[0]?.[1] ?? 0) <= state.boundSeq) {
-    state.recent.shift();
-  }
-}
-
 type Checked =
-  { ok: true; message: MessageInput; key: string; earlier: number | undefined } | { ok: false; reason: string };
+  | { ok: true; message: MessageInput; key: string; earlier: number | undefined }
+  | { ok: false; reason: string; cause: RejectionCause };
 
 /** Parses and checks a raw `message` payload once: its de-duplication key, or why it is refused. */
 function check(state: SessionState, raw: unknown): Checked {
   const parsed = MessageInput.safeParse(raw);
-  if (!parsed.success) return { ok: false, reason: `invalid message: ${describeIssues(parsed.error)}` };
+  if (!parsed.success) {
+    const reason = clipBytes(`invalid message: ${describeIssues(parsed.error)}`, BUDGET.reason);
+    return { ok: false, reason, cause: 'invalid' };
+  }
   const key = dedupeKey(parsed.data);
   const earlier = seqOfRecent(state, key);
   if (earlier === undefined) {
-    if (state.status === 'closed') return { ok: false, reason: 'session is closed and accepts no new messages' };
+    if (state.status === 'closed') {
+      return { ok: false, reason: 'session is closed and accepts no new messages', cause: 'closed' };
+    }
     if (queuedBytes(state) + jsonBytes(parsed.data) > BUDGET.queue) {
-      return { ok: false, reason: `session queue is full (${state.queue.length} inputs waiting); retry later` };
+      const reason = `session queue is full (${state.queue.length} inputs waiting); retry later`;
+      return { ok: false, reason, cause: 'queue-full' };
     }
   }
   return { ok: true, message: parsed.data, key, earlier };
@@ -134,10 +243,8 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
   const checked = check(state, raw);
   if (!checked.ok) {
     const messageId = messageIdOf(raw);
-    state.rejections.push({ at: now, via, messageId, reason: checked.reason });
-    keepLast(state.rejections, LIMITS.rejections);
-    state.counts.rejected++;
-    return { kind: 'rejected', reason: checked.reason, messageId };
+    recordRejection(state, { at: now, via, messageId, reason: checked.reason }, checked.cause);
+    return { kind: 'rejected', reason: checked.reason, messageId, cause: checked.cause };
   }
   const { message, key, earlier } = checked;
   if (earlier !== undefined) {
@@ -145,7 +252,7 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
     return { kind: 'duplicate', seq: earlier };
   }
   const seq = state.nextSeq++;
-  state.queue.push({
+  const pending: PendingInput = {
     seq,
     messageId: message.messageId,
     text: message.text,
@@ -154,9 +261,11 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
     receivedAt: now,
     via,
     routed: message.routed ?? null,
-  });
-  state.recent.push([key, seq]);
-  forgetBoundIds(state);
+  };
+  const index = indexOf(state);
+  state.queue.push(pending);
+  index.queued.set(key, seq);
+  index.queueBytes += jsonBytes(pending);
   state.counts.accepted++;
   return { kind: 'accepted', seq };
 }
@@ -165,6 +274,11 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
 export function bindNext(state: SessionState, now: number): BoundInput | undefined {
   const next = state.queue.shift();
   if (!next) return undefined;
+  const index = indexOf(state);
+  const key = dedupeKey(next);
+  index.queued.delete(key);
+  index.queueBytes -= jsonBytes(next);
+  rememberBound(state, key, next.seq);
   const bound: BoundInput = {
     ...next,
     boundAt: now,
@@ -181,4 +295,16 @@ export function bindNext(state: SessionState, now: number): BoundInput | undefin
 
 export function currentPhaseIndex(state: SessionState): number {
   return state.phases.at(-1)?.index ?? 0;
+}
+
+/** Records a refused input or control payload with a clipped reason, and counts it by cause. */
+export function recordRejection(state: SessionState, rejection: Rejection, cause: RejectionCause): void {
+  state.rejections.push({
+    ...rejection,
+    messageId: rejection.messageId === null ? null : clipBytes(rejection.messageId, 256),
+    reason: clipBytes(rejection.reason, BUDGET.reason),
+  });
+  keepLast(state.rejections, LIMITS.rejections);
+  state.counts.rejected++;
+  state.counts.rejectedBy[cause] = (state.counts.rejectedBy[cause] ?? 0) + 1;
 }

@@ -4,12 +4,12 @@
  * creates a new one. The message travels verbatim with its original messageId, so a re-delivery is
  * a duplicate on the receiving side.
  */
-import { getExternalWorkflowHandle, isCancellation, workflowInfo } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import { messageSignal } from './api.js';
 import { BUDGET } from './budget.js';
 import { band } from './decide.js';
 import { workflowIdFor } from './ids.js';
-import { dedupeKey } from './intake.js';
+import { requestKeyOf } from './intake.js';
 import { describeFailure, runStage } from './stage-runner.js';
 import { LIMITS, STAGE, keepLast, type BoundInput, type ChildSession, type DecisionRecord } from './state.js';
 import { clipBytes } from './text.js';
@@ -36,18 +36,25 @@ export async function routeOutOfScope(ctx: SessionContext, input: BoundInput, re
     request.routedTo = to;
     request.note = note;
   };
+  // Sessions that routed by signal before hand-over by update existed replay that way; the update
+  // path sees a receiver's refusal and records the request as failed instead of routed.
+  const byUpdate = patched('route-by-update');
+  const handOver = async (sessionId: string) => {
+    if (byUpdate) await activities.handOver({ sessionId, message: payload });
+    else await getExternalWorkflowHandle(workflowIdFor(sessionId)).signal(messageSignal, payload);
+  };
   const routed = await runStage(record, STAGE.route, ctx.show, async () => {
     if (state.parentSessionId) {
       if (cameFrom === state.parentSessionId) {
         return settle(null, 'none', 'handed over by the parent Session; not routed back');
       }
-      await getExternalWorkflowHandle(workflowIdFor(state.parentSessionId)).signal(messageSignal, payload);
+      await handOver(state.parentSessionId);
       return settle(state.parentSessionId, 'parent', 'forwarded to the parent Session');
     }
     const best = await bestFittingChild(ctx, input, record, cameFrom);
     if (best) {
       try {
-        await getExternalWorkflowHandle(workflowIdFor(best.child.sessionId)).signal(messageSignal, payload);
+        await handOver(best.child.sessionId);
         best.child.lastRoutedSeq = input.seq;
         best.child.routed++;
         return settle(
@@ -74,7 +81,7 @@ export async function routeOutOfScope(ctx: SessionContext, input: BoundInput, re
       profile: 'sub-session',
       settings: state.settings,
       message: { messageId: input.messageId, text: input.text, resources: input.resources },
-      requestKey: dedupeKey(input),
+      requestKey: requestKeyOf(input),
     });
     state.children.push({
       sessionId: created.sessionId,

@@ -44,6 +44,10 @@ export const Sender = z
   .strict();
 export type Sender = z.infer<typeof Sender>;
 
+/** Why another Session handed an input over. */
+export const HandOverReason = z.enum(['out-of-scope', 'delegated']);
+export type HandOverReason = z.infer<typeof HandOverReason>;
+
 /** The only task input: signal `message` and update `submit`. */
 export const MessageInput = z
   .object({
@@ -55,11 +59,8 @@ export const MessageInput = z
     // null is accepted as absent: Temporal's HTTP API turns an empty array into null.
     resources: z.array(ResourceRef).max(MAX_RESOURCES).nullish(),
     from: Sender.nullish(),
-    /** Set when another Session handed this input over as out of its scope. */
-    routed: z
-      .object({ fromSessionId: SessionId, reason: z.literal('out-of-scope') })
-      .strict()
-      .nullish(),
+    /** Set when another Session handed this input over: out of its scope, or delegated by its agent. */
+    routed: z.object({ fromSessionId: SessionId, reason: HandOverReason }).strict().nullish(),
   })
   .strict();
 export type MessageInput = z.infer<typeof MessageInput>;
@@ -102,8 +103,11 @@ export const CommandInput = z.discriminatedUnion(
       .object({ commandId: id('commandId'), name: z.literal('resume'), args: z.object({}).strict().optional() })
       .strict(),
     z.object({ commandId: id('commandId'), name: z.literal('close'), args: z.object({}).strict().optional() }).strict(),
+    z
+      .object({ commandId: id('commandId'), name: z.literal('interrupt'), args: z.object({}).strict().optional() })
+      .strict(),
   ],
-  { error: 'name must be one of set-goals, pause, resume, close' },
+  { error: 'name must be one of set-goals, pause, resume, close, interrupt' },
 );
 export type CommandInput = z.infer<typeof CommandInput>;
 
@@ -131,6 +135,16 @@ export const Settings = z
     keepDecisions: z.number().int().min(1).max(1_000).default(100),
     /** Run the business-agent turn after alignment. */
     agentTurn: z.boolean().default(true),
+    /** Model steps one agent turn may take before the loop guard ends it `guarded`. */
+    maxAgentSteps: z.number().int().min(1).max(200).default(16),
+    /** Times in a row the same tool call (tool and arguments) may fail before the loop guard trips. */
+    maxRepeatedFailures: z.number().int().min(1).max(20).default(3),
+    /** The agent request's budget for transcript bytes; older sealed items are compacted beyond it. */
+    agentContextBytes: z.number().int().min(4_096).max(4_000_000).default(64_000),
+    /** Task queue for model steps and tool calls, so a slow agent cannot starve relevance (default: the Session's). */
+    agentTaskQueue: z.string().trim().min(1).max(200).optional(),
+    /** Per-attempt budget of one tool call run by the worker (MCP or built-in). */
+    toolTimeoutMs: z.number().int().min(100).max(3_600_000).default(120_000),
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;

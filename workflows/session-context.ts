@@ -5,6 +5,12 @@ import type { SessionStage, SessionState } from './state.js';
 export interface SessionContext {
   readonly state: SessionState;
   readonly activities: SessionActivityProxies;
+  /** The task queue this Session runs on (sub-sessions start on it). */
+  readonly taskQueue: string;
   /** Shows a stage in the Web UI's current details; without one, re-renders the current stage. */
   readonly show: (stage?: SessionStage) => void;
+  /** Whether the Session should continue as new now (a waiting turn parks for it). */
+  readonly shouldContinueAsNew: () => boolean;
+  /** Runs an activity call that the `interrupt` command can cancel. */
+  readonly cancellable: <T>(fn: () => Promise<T>) => Promise<T>;
 }

@@ -5,6 +5,7 @@
  */
 import {
   ApplicationFailure,
+  CancellationScope,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -22,11 +23,12 @@ import {
   historyQuery,
   messageSignal,
   outOfScopeQuery,
+  resultUpdate,
   snapshotQuery,
   submitUpdate,
 } from './api.js';
 import { makeActivities } from './activity-proxies.js';
-import { enforceBudget } from './budget.js';
+import { capCarriedState } from './carried.js';
 import { CONTROL_KINDS, type ControlKind } from './control-signals.js';
 import { applyControl } from './control.js';
 import { workflowIdFor } from './ids.js';
@@ -35,6 +37,8 @@ import { SessionStart } from './schemas.js';
 import type { SessionContext } from './session-context.js';
 import { STAGE, type SessionStage, type SessionState } from './state.js';
 import { describeIssues } from './text.js';
+import { runAgentTurn } from './agent-turn.js';
+import { ResultRequest, applyToTurn, awaitResult } from './turn-control.js';
 import { processInput } from './turn.js';
 import { buildView, renderDetails } from './view.js';
 import { makeSearchAttributePublisher } from './visibility.js';
@@ -86,8 +90,25 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       },
     },
   );
+  // The activity call the `interrupt` command cancels: the running model step or tool call.
+  let running: CancellationScope | null = null;
+  const cancellable = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const scope = new CancellationScope();
+    running = scope;
+    try {
+      return await scope.run(fn);
+    } finally {
+      if (running === scope) running = null;
+    }
+  };
+
   const control = (kind: ControlKind) => (raw: unknown) => {
-    applyControl(state, kind, raw, Date.now());
+    const result = applyControl(state, kind, raw, Date.now());
+    applyToTurn(state, kind, result, Date.now());
+    if (result.kind === 'applied' && result.command?.name === 'interrupt' && state.turn) {
+      state.turn.interrupted = true;
+      running?.cancel();
+    }
     if (state.status === 'paused' && stage === STAGE.idle) stage = STAGE.paused;
     if (state.status === 'active' && stage === STAGE.paused) stage = STAGE.idle;
     show();
@@ -107,30 +128,53 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   setHandler(outOfScopeQuery, () => state.outOfScope, { description: DESCRIPTIONS.outOfScope });
   setHandler(snapshotQuery, () => buildView(state, stage), { description: DESCRIPTIONS.snapshot });
 
-  const ctx: SessionContext = { state, activities: makeActivities(state.settings), show };
+  setHandler(resultUpdate, (request) => awaitResult(state, request), {
+    description: DESCRIPTIONS.result,
+    validator: (request) => {
+      const parsed = ResultRequest.safeParse(request);
+      if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(parsed.error), 'InvalidRequest');
+    },
+  });
 
   const shouldContinueAsNew = () =>
     workflowInfo().continueAsNewSuggested || inputsThisRun >= state.settings.continueAsNewAfter;
-  const hasWork = () => state.queue.length > 0 && state.status !== 'paused';
-  const finished = () => state.status === 'closed' && state.queue.length === 0;
+  const ctx: SessionContext = {
+    state,
+    activities: makeActivities(state.settings),
+    taskQueue: workflowInfo().taskQueue,
+    show,
+    shouldContinueAsNew,
+    cancellable,
+  };
+  // No new input is bound while an agent turn is in progress: it is judged after the turn.
+  const hasWork = () => state.queue.length > 0 && state.status !== 'paused' && state.turn === null;
+  const finished = () => state.status === 'closed' && state.queue.length === 0 && state.turn === null;
+  let parked = false;
 
   show();
   searchAttributes(stage);
 
   for (;;) {
-    await condition(() => hasWork() || finished() || shouldContinueAsNew());
+    await condition(() => hasWork() || finished() || shouldContinueAsNew() || (state.turn !== null && !parked));
     if (finished()) break;
     if (shouldContinueAsNew()) {
       // Between inputs only, and after every handler has finished, so nothing in flight is lost.
       await condition(allHandlersFinished);
-      enforceBudget(state);
+      capCarriedState(state);
       await continueAsNew<typeof session>({ ...startOf(state), carried: state });
+    }
+    if (state.turn !== null) {
+      // A turn carried over from the previous run (it was waiting when this run began).
+      parked = (await runAgentTurn(ctx)) === 'parked';
+      show(state.status === 'paused' ? STAGE.paused : STAGE.idle);
+      continue;
     }
     const next = bindNext(state, Date.now());
     if (!next) continue;
     inputsThisRun++;
     searchAttributes(STAGE.understand);
-    await processInput(ctx, next);
+    parked = (await processInput(ctx, next)) === 'parked';
+    if (parked) continue;
     show(state.status === 'paused' ? STAGE.paused : STAGE.idle);
     if (state.queue.length === 0 || state.status === 'paused') searchAttributes(stage);
   }
@@ -150,7 +194,10 @@ function enter(input: SessionInput): SessionState {
   if (carried !== undefined) {
     const restored = restoreState(carried);
     if (!restored.ok) {
-      throw ApplicationFailure.nonRetryable(`carried state is invalid: ${restored.reason}`, 'InvalidCarriedState');
+      // Deliberately not an ApplicationFailure: carried state this code cannot read means the
+      // deployed worker is wrong, not the Session. A plain Error fails the workflow task, which
+      // Temporal retries until a worker that can read the state is deployed; nothing is lost.
+      throw new Error(`carried state is invalid: ${restored.reason}`);
     }
     restored.state.run++;
     return restored.state;

@@ -5,9 +5,11 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
-import { ResourceRef, Sender, Settings } from './schemas.js';
+import { HandOverReason, ResourceRef, Sender, Settings } from './schemas.js';
+import { ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
 
-export const SCHEMA_VERSION = 1;
+/** Version of the carried state; older versions are migrated on entry (intake.ts restoreState). */
+export const SCHEMA_VERSION = 2;
 
 /**
  * User-facing stage names, referred to by key. The values are wire contract: they show in the Web
@@ -21,7 +23,9 @@ export const STAGE = {
   apply: 'Applying the task environment',
   compact: 'Compacting the previous phase',
   route: 'Routing the request',
-  agent: 'Running the business agent',
+  agent: 'Running the agent',
+  waitingApproval: 'Waiting for approval',
+  waitingTool: 'Waiting for a tool result',
   idle: 'Idle',
   paused: 'Paused',
   closed: 'Closed',
@@ -82,12 +86,39 @@ export const StageRecord = z.object({
 });
 export type StageRecord = z.infer<typeof StageRecord>;
 
+/** How the business agent's turn for an input ended (or, while it waits, where it stands). */
+export const TURN_OUTCOMES = [
+  'replied',
+  'waiting-approval',
+  'waiting-tool',
+  'interrupted',
+  'guarded',
+  'failed',
+  'skipped',
+] as const;
+export const TurnOutcome = z.enum(TURN_OUTCOMES);
+export type TurnOutcome = z.infer<typeof TurnOutcome>;
+
+/** One tool call as the decision record shows it (arguments and result clipped). */
+export const AgentToolCall = z.object({
+  callId: z.string(),
+  tool: z.string(),
+  arguments: z.string(),
+  status: ToolCallStatus,
+  result: z.string().nullable(),
+});
+export type AgentToolCall = z.infer<typeof AgentToolCall>;
+
 /** The business-agent turn after alignment. Kept apart from `stages`, which are the alignment stages. */
 export const AgentOutcome = z.object({
-  outcome: z.enum(['replied', 'skipped', 'failed']),
+  outcome: TurnOutcome,
   reason: z.string().nullable(),
   startedAt: z.number(),
   endedAt: z.number(),
+  // Added in schemaVersion 2 (the tool loop); defaults keep version-1 records valid.
+  reply: z.string().nullable().default(null),
+  steps: z.number().int().nonnegative().default(0),
+  toolCalls: z.array(AgentToolCall).default([]),
 });
 export type AgentOutcome = z.infer<typeof AgentOutcome>;
 
@@ -123,10 +154,7 @@ export const PendingInput = z.object({
   receivedAt: z.number(),
   via: z.enum(['signal', 'update']),
   /** Set when another Session handed this input over (added after schemaVersion 1 shipped). */
-  routed: z
-    .object({ fromSessionId: z.string(), reason: z.literal('out-of-scope') })
-    .nullable()
-    .default(null),
+  routed: z.object({ fromSessionId: z.string(), reason: HandOverReason }).nullable().default(null),
 });
 export type PendingInput = z.infer<typeof PendingInput>;
 
@@ -138,6 +166,36 @@ export const BoundInput = PendingInput.extend({
   reply: z.string().nullable(),
 });
 export type BoundInput = z.infer<typeof BoundInput>;
+
+/** Where one call of the current step stands while the turn carries it out. */
+export const PendingCall = ResolvedToolCall.extend({
+  state: z.enum(['new', 'waiting-approval', 'approved', 'waiting-result', 'done']),
+  /** When the call started waiting for an approval or an external result. */
+  requestedAt: z.number().nullable(),
+  /** The result the model will see, once known. */
+  output: z.string().nullable(),
+  result: ToolCallStatus.nullable(),
+});
+export type PendingCall = z.infer<typeof PendingCall>;
+
+/**
+ * The business agent's turn in progress. It is workflow state, so a turn waiting for an approval or
+ * an external tool result survives worker and server restarts and continue-as-new.
+ */
+export const ActiveTurn = z.object({
+  seq: z.number().int(),
+  /** The input's decision record, finished when the turn ends. */
+  record: DecisionRecord,
+  /** Who sent the input (user-scoped memories belong to them). */
+  from: Sender.nullable(),
+  steps: z.number().int().nonnegative(),
+  /** The step whose tool calls are being carried out, in the model's order. */
+  step: z.object({ text: z.string().nullable(), calls: z.array(PendingCall) }).nullable(),
+  /** The last failing call (tool and arguments) and how many times in a row it failed. */
+  failing: z.object({ key: z.string(), count: z.number().int() }).nullable(),
+  interrupted: z.boolean(),
+});
+export type ActiveTurn = z.infer<typeof ActiveTurn>;
 
 export const Phase = z.object({
   index: z.number().int().nonnegative(),
@@ -205,7 +263,10 @@ export const SessionState = z.object({
   /** Seq of the last input the main loop bound (0 before the first). */
   boundSeq: z.number().int().nonnegative(),
   queue: z.array(PendingInput),
-  /** Recent de-duplication keys (messageIds) with their seq, oldest first; see intake.ts. */
+  /**
+   * De-duplication keys of the most recently bound inputs with their seq, oldest first (intake.ts).
+   * Queued inputs are de-duplicated from the queue itself, so a backlog never pushes ids out.
+   */
   recent: z.array(z.tuple([z.string(), z.number().int()])),
   history: z.array(BoundInput),
   decisions: z.array(DecisionRecord),
@@ -216,10 +277,16 @@ export const SessionState = z.object({
   controlEvents: z.array(ControlEvent),
   /** Recent ids of approvals, tool results, notifications and commands, for at-least-once delivery. */
   recentControl: z.array(z.string()),
+  /** The business agent's transcript: user inputs, replies, tool steps and summaries, oldest first. */
+  transcript: z.array(TranscriptItem).default([]),
+  /** The agent turn in progress, if any. No new input is bound while it is set. */
+  turn: ActiveTurn.nullable().default(null),
   counts: z.object({
     accepted: z.number().int(),
     duplicates: z.number().int(),
     rejected: z.number().int(),
+    /** Rejections by cause: `invalid`, `queue-full`, `closed`, `unknown-id` (added in schemaVersion 2). */
+    rejectedBy: z.record(z.string(), z.number().int()).default({}),
     bound: z.number().int(),
     controlEvents: z.number().int(),
     byDecision: z.record(z.string(), z.number().int()),

@@ -8,15 +8,19 @@ import type { AlignedTask } from './activity-contract.js';
 import { applySelection, completeSelection, emptyCandidates, type Candidates } from './capabilities.js';
 import { openPhase } from './control.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
-import { BUDGET, enforceBudget } from './budget.js';
+import { startAgentTurn, finishRecord, type TurnExit } from './agent-turn.js';
+import { BUDGET } from './budget.js';
 import { routeOutOfScope } from './routing.js';
 import type { SessionContext } from './session-context.js';
 import { describeFailure, runStage, skipStage } from './stage-runner.js';
 import { LIMITS, STAGE, keepLast, type BoundInput, type DecisionRecord, type Goal } from './state.js';
 import { clipBytes } from './text.js';
 
-/** Processes one bound input and appends its decision record. */
-export async function processInput(ctx: SessionContext, input: BoundInput): Promise<void> {
+/**
+ * Processes one bound input: the task-control loop, then the agent turn. The decision record is
+ * appended when the turn ends; a turn parked to continue as new finishes in the next run.
+ */
+export async function processInput(ctx: SessionContext, input: BoundInput): Promise<TurnExit> {
   const { state } = ctx;
   const record = newRecord(input);
   const firstTask = state.goals.session === null || state.counts.bound === 1;
@@ -60,11 +64,57 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
   if (outcome.decision === 'new-phase' && previousPhase) await compactPhase(ctx, previousPhase.index, record);
 
   input.decision = outcome.decision;
-  await agentTurn(ctx, input, record);
-  state.decisions.push(record);
-  keepLast(state.decisions, state.settings.keepDecisions);
-  state.counts.byDecision[record.decision] = (state.counts.byDecision[record.decision] ?? 0) + 1;
-  enforceBudget(state);
+  // Sessions recorded before the tool loop replay the single agent call they made then.
+  if (!patched('agent-loop')) {
+    await agentTurn(ctx, input, record);
+    finishRecord(ctx, record);
+    return 'finished';
+  }
+  const now = Date.now();
+  const skip = agentSkipReason(ctx, record);
+  if (skip !== null) {
+    record.agent = {
+      outcome: 'skipped',
+      reason: skip,
+      startedAt: now,
+      endedAt: now,
+      reply: null,
+      steps: 0,
+      toolCalls: [],
+    };
+    finishRecord(ctx, record);
+    return 'finished';
+  }
+  // Placeholder until the turn ends; the record is not published before then.
+  record.agent = {
+    outcome: 'failed',
+    reason: 'the turn has not ended',
+    startedAt: now,
+    endedAt: now,
+    reply: null,
+    steps: 0,
+    toolCalls: [],
+  };
+  return startAgentTurn(ctx, input, {
+    seq: input.seq,
+    record,
+    from: input.from,
+    steps: 0,
+    step: null,
+    failing: null,
+    interrupted: false,
+  });
+}
+
+/** Why the agent does not act on this input, or null when it does. */
+function agentSkipReason(ctx: SessionContext, record: DecisionRecord): string | null {
+  const { state } = ctx;
+  if (!state.settings.agentTurn) return 'agent turn disabled in session settings';
+  if (record.decision === 'out-of-scope') {
+    return `out of scope: ${record.route?.to ? `routed to ${record.route.to}` : 'preserved for routing'}`;
+  }
+  if (!state.goals.session || !state.goals.phase) return 'session has no goals';
+  return null;
 }
 
 function newRecord(input: BoundInput): DecisionRecord {
@@ -189,12 +239,12 @@ async function compactPhase(ctx: SessionContext, phaseIndex: number, record: Dec
   }
 }
 
-/** The business agent acts inside the aligned state. */
+/** The business agent's single call, as Sessions made it before the tool loop (kept for replay). */
 async function agentTurn(ctx: SessionContext, input: BoundInput, record: DecisionRecord): Promise<void> {
   const { state, activities } = ctx;
   const startedAt = Date.now();
   const done = (outcome: 'replied' | 'skipped' | 'failed', reason: string | null) => {
-    record.agent = { outcome, reason, startedAt, endedAt: Date.now() };
+    record.agent = { outcome, reason, startedAt, endedAt: Date.now(), reply: input.reply, steps: 1, toolCalls: [] };
   };
   if (!state.settings.agentTurn) return done('skipped', 'agent turn disabled in session settings');
   if (record.decision === 'out-of-scope') {

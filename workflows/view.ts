@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { Settings } from './schemas.js';
 import { Capabilities, DecisionRecord, SESSION_STAGES, SessionState, type Goal, type SessionStage } from './state.js';
-import { clip } from './text.js';
+import { clip, clipBytes } from './text.js';
+import { approvableCalls, externalCalls } from './tool-calls.js';
 
 export type { Goal };
 
@@ -36,6 +37,22 @@ export const SessionView = z.object({
   children: SessionState.shape.children,
   recentRejections: SessionState.shape.rejections,
   settings: Settings,
+  /** The agent turn in progress, if any. */
+  turn: z.object({ seq: z.number().int(), steps: z.number().int(), interrupted: z.boolean() }).nullable(),
+  /** Tool calls suspended until a person approves or rejects them (`approval` signal, approvalId = callId). */
+  pendingApprovals: z.array(
+    z.object({
+      approvalId: z.string(),
+      seq: z.number().int(),
+      tool: z.string(),
+      arguments: z.string(),
+      requestedAt: z.number().nullable(),
+    }),
+  ),
+  /** External tool calls waiting for a `toolResult` signal with their callId. */
+  pendingToolCalls: z.array(
+    z.object({ callId: z.string(), seq: z.number().int(), tool: z.string(), arguments: z.string() }),
+  ),
 });
 export type SessionView = z.infer<typeof SessionView>;
 export { Capabilities, DecisionRecord };
@@ -71,6 +88,20 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
     children: state.children,
     recentRejections: state.rejections,
     settings: state.settings,
+    turn: state.turn ? { seq: state.turn.seq, steps: state.turn.steps, interrupted: state.turn.interrupted } : null,
+    pendingApprovals: approvableCalls(state.turn).map((c) => ({
+      approvalId: c.callId,
+      seq: state.turn?.seq ?? 0,
+      tool: c.tool,
+      arguments: clipBytes(c.arguments, 2048),
+      requestedAt: c.requestedAt,
+    })),
+    pendingToolCalls: externalCalls(state.turn).map((c) => ({
+      callId: c.callId,
+      seq: state.turn?.seq ?? 0,
+      tool: c.tool,
+      arguments: clipBytes(c.arguments, 2048),
+    })),
   };
 }
 
@@ -92,6 +123,18 @@ export function renderDetails(state: SessionState, stage: SessionStage): string 
     const degraded = last.degraded ? ` — degraded: ${clip(last.degraded, 200)}` : '';
     const routed = last.route?.to ? ` — routed to ${last.route.to}` : '';
     lines.push('', `**Last decision:** #${last.seq} ${last.decision}${scores}${degraded}${routed}`);
+  }
+  const waiting = approvableCalls(state.turn).filter((c) => c.state === 'waiting-approval');
+  if (waiting.length > 0) {
+    const calls = waiting.map((c) => `${c.tool} (approvalId ${c.callId})`).join(', ');
+    lines.push('', `**Waiting for approval:** ${clip(calls, 400)}`);
+  }
+  const external = externalCalls(state.turn).filter((c) => c.state === 'waiting-result');
+  if (external.length > 0) {
+    lines.push(
+      '',
+      `**Waiting for a tool result:** ${clip(external.map((c) => `${c.tool} (callId ${c.callId})`).join(', '), 400)}`,
+    );
   }
   lines.push(
     '',

@@ -16,12 +16,14 @@ const hangAfterCreate = process.env.HARNESS_TEST_HANG_AFTER_CREATE === '1';
 const built = await createSessionWorker(loadConfig(), {
   workflowBundle: { codePath: bundlePath },
   wrapSessions: (sessions) => ({
-    async startWithMessage(args) {
-      await sessions.startWithMessage(args);
+    ...sessions,
+    async submitWithStart(args) {
+      const answer = await sessions.submitWithStart(args);
       if (hangAfterCreate) {
         process.stdout.write(`sub-session started ${args.start.sessionId}\n`);
         await new Promise(() => {});
       }
+      return answer;
     },
   }),
 });

@@ -1,0 +1,201 @@
+/**
+ * The inner execution loop: the business agent acts inside the aligned state. Each model step is
+ * an activity that assembles its request afresh from facts; each tool call runs, waits for a
+ * person's approval, or waits for an external result, and the step is sealed into the transcript
+ * with all its results. The turn is workflow state (`state.turn`), so waiting survives worker and
+ * server restarts and continue-as-new; a restart never runs a tool without its approval.
+ */
+import { condition, isCancellation } from '@temporalio/workflow';
+import type { AgentStepRequest } from './activity-contract.js';
+import { enforceBudget } from './budget.js';
+import { contextWindow } from './context-window.js';
+import type { SessionContext } from './session-context.js';
+import { describeFailure } from './stage-runner.js';
+import { LIMITS, STAGE, keepLast, type ActiveTurn, type BoundInput, type TurnOutcome } from './state.js';
+import { clipReason, finishCall, interruptCalls, nextAction, sealStep, startStep } from './tool-calls.js';
+import type { PendingCall } from './state.js';
+
+/** How a turn left off: finished (its record is in `decisions`), or parked to continue as new. */
+export type TurnExit = 'finished' | 'parked';
+
+/** Starts the agent turn for a bound input whose decision record is in `turn.record`. */
+export async function startAgentTurn(ctx: SessionContext, input: BoundInput, turn: ActiveTurn): Promise<TurnExit> {
+  const { state } = ctx;
+  state.turn = turn;
+  state.transcript.push({ kind: 'user', seq: input.seq, text: input.text, resources: input.resources });
+  return runAgentTurn(ctx);
+}
+
+/** Runs (or resumes) the turn in `state.turn` until it ends or must wait across continue-as-new. */
+export async function runAgentTurn(ctx: SessionContext): Promise<TurnExit> {
+  const { state } = ctx;
+  const turn = state.turn;
+  if (!turn) return 'finished';
+  for (;;) {
+    if (turn.interrupted) {
+      interruptCalls(turn);
+      sealStep(state, turn);
+      return end(ctx, turn, 'interrupted', 'interrupted by command');
+    }
+    if (turn.step) {
+      const waited = await carryOutStep(ctx, turn);
+      if (waited === 'parked') return 'parked';
+      if (turn.interrupted) continue;
+      const failures = sealStep(state, turn);
+      if (failures >= state.settings.maxRepeatedFailures) {
+        return end(ctx, turn, 'guarded', `the same tool call failed ${failures} times in a row`);
+      }
+    }
+    if (turn.steps >= state.settings.maxAgentSteps) {
+      return end(ctx, turn, 'guarded', `step limit of ${state.settings.maxAgentSteps} reached without a reply`);
+    }
+    ctx.show(STAGE.agent);
+    turn.steps++;
+    const request = await stepRequest(ctx, turn);
+    let answer;
+    try {
+      answer = await ctx.cancellable(() => ctx.activities.agentStep(request));
+    } catch (err) {
+      if (turn.interrupted && isCancellation(err)) continue;
+      if (isCancellation(err)) throw err;
+      return end(ctx, turn, 'failed', clipReason(describeFailure(err)));
+    }
+    if (answer.kind === 'skipped') return end(ctx, turn, 'skipped', answer.reason);
+    if (answer.kind === 'reply') {
+      state.transcript.push({ kind: 'reply', seq: turn.seq, text: answer.text });
+      if (turn.record.agent) turn.record.agent.reply = answer.text.slice(0, LIMITS.replyChars);
+      const bound = state.history.find((h) => h.seq === turn.seq);
+      if (bound) bound.reply = answer.text.slice(0, LIMITS.replyChars);
+      return end(ctx, turn, 'replied', null);
+    }
+    startStep(turn, answer.text, answer.calls);
+  }
+}
+
+/** Carries out the step's calls in the model's order; parks when it must wait across continue-as-new. */
+async function carryOutStep(ctx: SessionContext, turn: ActiveTurn): Promise<'done' | 'parked'> {
+  for (const call of turn.step?.calls ?? []) {
+    for (;;) {
+      if (turn.interrupted) return 'done';
+      const action = nextAction(call);
+      if (action.kind === 'done') break;
+      if (action.kind === 'finish') {
+        finishCall(call, action.status, action.output);
+        break;
+      }
+      if (action.kind === 'await-approval' || action.kind === 'await-result') {
+        const waitingFor = action.kind === 'await-approval' ? 'waiting-approval' : 'waiting-result';
+        call.state = waitingFor;
+        call.requestedAt ??= Date.now();
+        ctx.show(action.kind === 'await-approval' ? STAGE.waitingApproval : STAGE.waitingTool);
+        await condition(() => call.state !== waitingFor || turn.interrupted || ctx.shouldContinueAsNew());
+        if (call.state === waitingFor && !turn.interrupted) return 'parked';
+        continue;
+      }
+      await runCall(ctx, turn, call, action.via);
+      break;
+    }
+  }
+  return 'done';
+}
+
+/** Runs one call on the worker (MCP, memory_save) or starts a sub-session (session_create_sub). */
+async function runCall(
+  ctx: SessionContext,
+  turn: ActiveTurn,
+  call: PendingCall,
+  via: 'mcp' | 'memory_save' | 'session_create_sub',
+): Promise<void> {
+  const { state } = ctx;
+  ctx.show(STAGE.agent);
+  try {
+    if (via === 'session_create_sub') {
+      const args = JSON.parse(call.arguments) as { text: string; resources?: BoundInput['resources'] };
+      const created = await ctx.cancellable(() =>
+        ctx.activities.createSubSession({
+          parentSessionId: state.sessionId,
+          taskQueue: ctx.taskQueue,
+          profile: 'sub-session',
+          settings: state.settings,
+          message: { messageId: `tool:${call.callId}`, text: args.text, resources: args.resources ?? [] },
+          requestKey: `tool:${call.callId}`,
+          reason: 'delegated',
+        }),
+      );
+      state.children.push({
+        sessionId: created.sessionId,
+        goal: args.text,
+        createdAtSeq: turn.seq,
+        lastRoutedSeq: turn.seq,
+        routed: 1,
+      });
+      keepLast(state.children, LIMITS.children);
+      finishCall(call, 'ok', JSON.stringify({ sessionId: created.sessionId, seq: created.seq ?? null }));
+      return;
+    }
+    const result = await ctx.cancellable(() =>
+      ctx.activities.runTool({
+        sessionId: state.sessionId,
+        ...(turn.from?.kind === 'user' && turn.from.id ? { userId: turn.from.id } : {}),
+        callId: call.callId,
+        tool: call.tool,
+        toolset: call.toolset,
+        arguments: call.arguments,
+      }),
+    );
+    finishCall(call, result.isError ? 'error' : 'ok', result.output);
+  } catch (err) {
+    if (isCancellation(err) && turn.interrupted) {
+      finishCall(call, 'interrupted', 'interrupted while it ran');
+      return;
+    }
+    if (isCancellation(err)) throw err;
+    finishCall(call, 'error', `tool call failed: ${describeFailure(err)}`);
+  }
+}
+
+/** The facts the model step is given; compacts older sealed items first when over the budget. */
+async function stepRequest(ctx: SessionContext, turn: ActiveTurn): Promise<AgentStepRequest> {
+  const { state } = ctx;
+  const window = await contextWindow(ctx, turn);
+  return {
+    sessionId: state.sessionId,
+    goals: { session: state.goals.session?.text ?? '', phase: state.goals.phase?.text ?? '' },
+    decision: turn.record.decision,
+    summaries: state.phases
+      .slice(0, -1)
+      .filter((p) => p.summary !== null)
+      .map((p) => ({ phaseIndex: p.index, goal: p.goal.text, summary: p.summary ?? '' })),
+    transcript: window,
+    skills: state.capabilities.skills.map((c) => c.id),
+    toolsets: state.capabilities.toolsets.map((c) => c.id),
+    memories: state.capabilities.memories.map((c) => c.id),
+    step: turn.steps,
+  };
+}
+
+/** Ends the turn: finishes the input's decision record and makes the Session ready for the next input. */
+function end(ctx: SessionContext, turn: ActiveTurn, outcome: TurnOutcome, reason: string | null): TurnExit {
+  const { state } = ctx;
+  const agent = turn.record.agent;
+  if (agent) {
+    agent.outcome = outcome;
+    agent.reason = reason === null ? null : clipReason(reason);
+    agent.steps = turn.steps;
+    agent.endedAt = Date.now();
+  }
+  const bound = state.history.find((h) => h.seq === turn.seq);
+  if (bound) bound.decision = turn.record.decision;
+  state.turn = null;
+  finishRecord(ctx, turn.record);
+  return 'finished';
+}
+
+/** Appends an input's finished decision record. */
+export function finishRecord(ctx: SessionContext, record: ActiveTurn['record']): void {
+  const { state } = ctx;
+  state.decisions.push(record);
+  keepLast(state.decisions, state.settings.keepDecisions);
+  state.counts.byDecision[record.decision] = (state.counts.byDecision[record.decision] ?? 0) + 1;
+  enforceBudget(state);
+}

@@ -1,0 +1,69 @@
+/**
+ * The transcript window a model step sees: the current phase's items (earlier phases are
+ * represented by their summaries). When the window is over the per-model context budget, the
+ * oldest sealed items (from earlier turns) are compacted into one summary item before the call.
+ * Items are whole units, so a tool call is never separated from its result.
+ */
+import { isCancellation } from '@temporalio/workflow';
+import type { SessionContext } from './session-context.js';
+import { describeFailure } from './stage-runner.js';
+import type { ActiveTurn } from './state.js';
+import { clip, clipBytes, jsonBytes } from './text.js';
+import type { TranscriptItem } from './transcript.js';
+
+/** One transcript item as plain text, for the compaction role. */
+export function itemText(item: TranscriptItem): string {
+  switch (item.kind) {
+    case 'user':
+      return `User (#${item.seq}): ${item.text}`;
+    case 'reply':
+      return `Assistant: ${item.text}`;
+    case 'summary':
+      return `Summary: ${item.text}`;
+    case 'step':
+      return [
+        ...(item.text ? [`Assistant: ${item.text}`] : []),
+        ...item.calls.map((c) => `Tool ${c.tool}(${clip(c.arguments, 300)}) -> ${c.status}: ${clip(c.output, 600)}`),
+      ].join('\n');
+  }
+}
+
+/** Which of `items` to compact so the rest fits `budget`: the oldest sealed ones (seq < `before`). */
+export function itemsToCompact(items: TranscriptItem[], before: number, budget: number): TranscriptItem[] {
+  let size = jsonBytes(items);
+  const chosen: TranscriptItem[] = [];
+  for (const item of items) {
+    if (size <= budget || item.seq >= before) break;
+    chosen.push(item);
+    size -= jsonBytes(item) + 1;
+  }
+  return chosen;
+}
+
+/** The current phase's items, compacting older sealed items first when they exceed the budget. */
+export async function contextWindow(ctx: SessionContext, turn: ActiveTurn): Promise<TranscriptItem[]> {
+  const { state } = ctx;
+  const phaseStart = state.phases.at(-1)?.startedAtSeq ?? 0;
+  const budget = state.settings.agentContextBytes;
+  const inPhase = () => state.transcript.filter((item) => item.seq >= phaseStart);
+  const window = inPhase();
+  const old = itemsToCompact(window, turn.seq, budget);
+  if (old.length < 2) return window;
+  try {
+    const result = await ctx.cancellable(() =>
+      ctx.activities.compact({ phaseGoal: state.goals.phase?.text ?? '', inputs: old.map(itemText) }),
+    );
+    const last = old.at(-1);
+    const first = state.transcript.indexOf(old[0] as TranscriptItem);
+    if (first >= 0 && last) {
+      const summary: TranscriptItem = { kind: 'summary', seq: last.seq, text: clipBytes(result.summary, 8 * 1024) };
+      state.transcript.splice(first, old.length, summary);
+    }
+    return inPhase();
+  } catch (err) {
+    if (isCancellation(err) && !turn.interrupted) throw err;
+    // Compaction failed: the step still runs, on the newest items that fit.
+    turn.record.fallbacks.push(clipBytes(`context compaction: ${describeFailure(err)}; oldest items left out`, 500));
+    return window.filter((item) => !old.includes(item));
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The business agent's transcript and tool calls, as facts the workflow keeps and the model step
+ * activity turns into chat messages. Shared by the workflow's state and the activity contract.
+ *
+ * Pure module: safe to import from workflow code.
+ */
+import { z } from 'zod';
+import { ResourceRef } from './schemas.js';
+
+/** Longest tool output kept in the transcript, in UTF-8 bytes; longer output is clipped and marked. */
+export const TOOL_OUTPUT_BYTES = 8 * 1024;
+
+/** Built-in tools: offered to every agent turn, run by the Session itself (never by an MCP server). */
+export const BUILTIN_TOOLS = ['session_create_sub', 'memory_save'] as const;
+
+/** One tool call as the model made it; `arguments` is the model's raw JSON text. */
+export const ToolCallRef = z.object({ callId: z.string().min(1), tool: z.string().min(1), arguments: z.string() });
+export type ToolCallRef = z.infer<typeof ToolCallRef>;
+
+/**
+ * A tool call resolved against the loaded tools by the worker: how it runs, whether it waits for a
+ * person's approval, and whether its arguments fit the tool's JSON Schema.
+ */
+export const ResolvedToolCall = ToolCallRef.extend({
+  /** The toolset that declared the tool; null for built-ins and unknown tools. */
+  toolset: z.string().nullable(),
+  /**
+   * `mcp`: runs through the worker's MCP connection (activity runTool). `builtin`: run by the
+   * Session (BUILTIN_TOOLS). `external`: a backend service runs it and answers with the `toolResult`
+   * signal. `unknown`: no loaded tool has this name; the model sees an error result.
+   */
+  execution: z.enum(['mcp', 'builtin', 'external', 'unknown']),
+  requiresApproval: z.boolean(),
+  /** Why the arguments are not valid JSON or do not fit the tool's inputSchema; null when they do. */
+  argumentError: z.string().nullable(),
+});
+export type ResolvedToolCall = z.infer<typeof ResolvedToolCall>;
+
+/** How a call ended; `pending` only while the turn waits (for approval or an external result). */
+export const ToolCallStatus = z.enum(['ok', 'error', 'rejected', 'pending', 'interrupted']);
+export type ToolCallStatus = z.infer<typeof ToolCallStatus>;
+
+/** A finished call: the call and its result are always kept together. */
+export const ToolExchange = ToolCallRef.extend({
+  status: ToolCallStatus,
+  /** What the model sees as the tool message content (clipped to TOOL_OUTPUT_BYTES, marked when clipped). */
+  output: z.string(),
+});
+export type ToolExchange = z.infer<typeof ToolExchange>;
+
+/**
+ * The transcript, as facts. `step` is one assistant message with tool calls together with every
+ * call's result: it is written only once all results exist, so a call is never separated from its
+ * result. `summary` stands in for older items that were compacted.
+ */
+export const TranscriptItem = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('user'), seq: z.number().int(), text: z.string(), resources: z.array(ResourceRef) }),
+  z.object({ kind: z.literal('reply'), seq: z.number().int(), text: z.string() }),
+  z.object({
+    kind: z.literal('step'),
+    seq: z.number().int(),
+    text: z.string().nullable(),
+    calls: z.array(ToolExchange),
+  }),
+  z.object({ kind: z.literal('summary'), seq: z.number().int(), text: z.string() }),
+]);
+export type TranscriptItem = z.infer<typeof TranscriptItem>;

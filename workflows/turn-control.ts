@@ -1,0 +1,84 @@
+/**
+ * How approvals, external tool results and the `result` update meet the agent turn in progress.
+ * Approvals and tool results have their own signals: they never become task inputs, and a message
+ * is never taken for an approval.
+ */
+import { condition } from '@temporalio/workflow';
+import { z } from 'zod';
+import type { ControlKind } from './control-signals.js';
+import type { ControlResult } from './control.js';
+import { recordRejection } from './intake.js';
+import { ApprovalInput, ToolResultInput } from './schemas.js';
+import { DecisionRecord, TurnOutcome, type SessionState } from './state.js';
+import { applyApproval, applyToolResult, pendingRecordCalls } from './tool-calls.js';
+
+/** Applies an approval or a tool result to the turn; one that matches no waiting call is a recorded rejection. */
+export function applyToTurn(state: SessionState, kind: ControlKind, result: ControlResult, now: number): void {
+  if (kind !== 'approval' && kind !== 'toolResult') return;
+  if (result.kind === 'rejected') return;
+  if (result.kind === 'duplicate') {
+    const id = result.id.slice(kind.length + 1);
+    const reason = `${kind} ${id} was already applied; a repeated delivery changes nothing`;
+    recordRejection(state, { at: now, via: kind, messageId: id, reason }, 'unknown-id');
+    return;
+  }
+  const why =
+    kind === 'approval'
+      ? applyApproval(state, ApprovalInput.parse(result.payload))
+      : applyToolResult(state, ToolResultInput.parse(result.payload));
+  if (why !== null)
+    recordRejection(state, { at: now, via: kind, messageId: result.event.id, reason: why }, 'unknown-id');
+}
+
+/** The `result` update's argument: the input's seq (as `submit` returned it) and how long to wait. */
+export const ResultRequest = z
+  .object({
+    seq: z.number().int().positive(),
+    /** How long to wait for the turn to end or to wait for someone; at most 60 s. */
+    timeoutMs: z.number().int().min(0).max(60_000).default(30_000),
+  })
+  .strict();
+export type ResultRequest = z.infer<typeof ResultRequest>;
+
+/** What the `result` update returns. */
+export const TurnResult = z.object({
+  seq: z.number().int(),
+  /** `done`: the record is final. `waiting`: the turn waits for an approval or a tool result. `pending`: not yet. */
+  status: z.enum(['done', 'waiting', 'pending', 'unknown']),
+  outcome: TurnOutcome.nullable(),
+  record: DecisionRecord.nullable(),
+});
+export type TurnResult = z.infer<typeof TurnResult>;
+
+/** The input's state as the `result` update reports it now. */
+export function resultOf(state: SessionState, seq: number): TurnResult {
+  const done = [...state.decisions].reverse().find((d) => d.seq === seq);
+  if (done) return { seq, status: 'done', outcome: done.agent?.outcome ?? null, record: done };
+  const turn = state.turn;
+  if (turn?.seq === seq) {
+    const waiting = turn.step?.calls.find((c) => c.state === 'waiting-approval' || c.state === 'waiting-result');
+    if (waiting) {
+      const outcome: TurnOutcome = waiting.state === 'waiting-approval' ? 'waiting-approval' : 'waiting-tool';
+      const agent = turn.record.agent ? { ...turn.record.agent, outcome, toolCalls: pendingRecordCalls(turn) } : null;
+      return { seq, status: 'waiting', outcome, record: { ...turn.record, agent } };
+    }
+    return { seq, status: 'pending', outcome: null, record: null };
+  }
+  if (seq < state.nextSeq) return { seq, status: 'pending', outcome: null, record: null };
+  return { seq, status: 'unknown', outcome: null, record: null };
+}
+
+/**
+ * Waits, bounded, until the input's turn ends or waits for someone, then reports it. Push-based:
+ * the caller's update returns as soon as the workflow gets there. Bounded so continue-as-new, which
+ * waits for all handlers, is never held up for long.
+ */
+export async function awaitResult(state: SessionState, raw: unknown): Promise<TurnResult> {
+  const request = ResultRequest.parse(raw);
+  const settled = () => {
+    const status = resultOf(state, request.seq).status;
+    return status === 'done' || status === 'waiting' || status === 'unknown';
+  };
+  await condition(settled, request.timeoutMs);
+  return resultOf(state, request.seq);
+}
