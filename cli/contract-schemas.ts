@@ -27,6 +27,7 @@ import {
   OutOfScopeRequest,
   StageRecord,
 } from '../workflows/state.js';
+import { ResultRequest, TurnResult } from '../workflows/turn-control.js';
 import { SessionView } from '../workflows/view.js';
 import { FIRST_MESSAGE } from './contract-examples.js';
 
@@ -85,6 +86,7 @@ export const SPECS: Spec[] = [
     result: SubmitResult,
     example: { messageId: 'm-2', text: 'Add a section on custom nodes' },
   },
+  { kind: 'update', name: 'result', payload: ResultRequest, result: TurnResult, example: { seq: 2, timeoutMs: 30000 } },
   { kind: 'query', name: 'goals', argument: null, result: GoalsResult },
   { kind: 'query', name: 'capabilities', argument: null, result: Capabilities },
   { kind: 'query', name: 'decisions', argument: LimitArgument, result: z.array(DecisionRecord) },

@@ -151,17 +151,24 @@ function markdown(): string {
   for (const spec of SPECS) {
     if (spec.kind !== 'update') continue;
     p(`### \`${spec.name}\``, api.DESCRIPTIONS[spec.name]);
-    p(
-      'The validator rejects an invalid payload, a closed Session or a full queue before anything reaches ' +
-        'history; the update then fails with an `ApplicationFailure` of type `InvalidMessage` whose message ' +
-        'names the field. A repeated `messageId` is not an error: it returns the original seq with ' +
-        '`duplicate: true`.',
-    );
-    p(
-      `Payload schema: the \`message\` payload above (${schemaLink(schemaFileOf(spec.name, 'payload'))}). Example:`,
-      fence(spec.example),
-      `Result schema: ${schemaLink(schemaFileOf(spec.name, 'result'))}.`,
-    );
+    if (spec.name === 'submit') {
+      p(
+        'The validator rejects an invalid payload, a closed Session or a full queue before anything reaches ' +
+          'history; the update then fails with an `ApplicationFailure` of type `InvalidMessage` whose message ' +
+          'names the field. A repeated `messageId` is not an error: it returns the original seq with ' +
+          '`duplicate: true`.',
+        `Payload schema: the \`message\` payload above (${schemaLink(schemaFileOf(spec.name, 'payload'))}). Example:`,
+      );
+    } else {
+      p(
+        'The validator rejects an invalid payload before anything reaches history (an `ApplicationFailure` of ' +
+          'type `InvalidRequest` naming the field).',
+        `Payload schema (${schemaLink(schemaFileOf(spec.name, 'payload'))}):`,
+        fence(inputSchema(spec.payload)),
+        'Example:',
+      );
+    }
+    p(fence(spec.example), `Result schema: ${schemaLink(schemaFileOf(spec.name, 'result'))}.`);
   }
 
   p(

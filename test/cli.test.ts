@@ -316,7 +316,7 @@ describe('harness approve, reject, command', () => {
     const unknown = await harness(['command', sessionId, 'reboot']);
     expect(unknown).toMatchObject({
       code: 2,
-      stderr: 'harness: unknown command "reboot" (one of: set-goals, pause, resume, close)\n',
+      stderr: 'harness: unknown command "reboot" (one of: set-goals, pause, resume, close, interrupt)\n',
     });
     const emptyGoals = await harness(['command', sessionId, 'set-goals']);
     expect(emptyGoals.code).toBe(2);
