@@ -8,11 +8,12 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { z } from 'zod';
 import type { RoleModels } from '../models/roles.js';
 import { decide, type RelevanceScores } from '../workflows/decide.js';
-import { Thresholds } from '../workflows/schemas.js';
+import { Settings, Thresholds } from '../workflows/schemas.js';
+import { describeIssues } from '../workflows/text.js';
 import {
   EXPECTED,
   PREDICTED,
@@ -26,11 +27,14 @@ import {
   type Metrics,
   type Predicted,
 } from './eval-metrics.js';
+import { positiveInt, unitInterval } from './options.js';
+import { UsageError, nameInErrors, runProgram, type RunIO } from './run.js';
 
 export { EXPECTED, PREDICTED, computeMetrics };
 export type { Expected, LabelMetrics, Metrics, Predicted } from './eval-metrics.js';
 
-export const DEFAULT_THRESHOLDS: Thresholds = { high: 0.65, low: 0.35 };
+/** The thresholds a Session uses unless its start argument sets others. */
+export const DEFAULT_THRESHOLDS: Thresholds = Settings.parse({}).thresholds;
 export const DEFAULT_CASES_FILE = fileURLToPath(new URL('../eval/cases.jsonl', import.meta.url));
 
 export const EvalCase = z.object({
@@ -42,8 +46,8 @@ export const EvalCase = z.object({
 });
 export type EvalCase = z.infer<typeof EvalCase>;
 
-/** A bad case file or bad arguments: the message is for the user as is. */
-export class EvalInputError extends Error {
+/** A bad case file or bad arguments: the message is for the user as is (exit 2). */
+export class EvalInputError extends UsageError {
   override name = 'EvalInputError';
 }
 
@@ -60,10 +64,7 @@ export function parseCases(text: string, source = 'cases'): EvalCase[] {
       throw new EvalInputError(`${where}: not valid JSON`);
     }
     const parsed = EvalCase.safeParse(value);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(line)'}: ${i.message}`).join('; ');
-      throw new EvalInputError(`${where}: ${issues}`);
-    }
+    if (!parsed.success) throw new EvalInputError(`${where}: ${describeIssues(parsed.error)}`);
     cases.push(parsed.data);
   });
   if (cases.length === 0) throw new EvalInputError(`${source}: no cases`);
@@ -335,14 +336,7 @@ export function jsonReport(report: EvalReport): unknown {
   };
 }
 
-interface Output {
-  write(chunk: string): unknown;
-}
-
-export interface EvalIO {
-  stdout: Output;
-  stderr: Output;
-}
+export type EvalIO = RunIO;
 
 export interface EvalDeps {
   /** The role models to evaluate; by default built from the environment like the worker's. */
@@ -352,36 +346,24 @@ export interface EvalDeps {
   timeoutMs?: number;
 }
 
-// The harness CLI's exit codes: 0 ok, 1 unexpected error, 2 usage or invalid input.
-const EXIT_OK = 0;
-const EXIT_UNEXPECTED = 1;
-const EXIT_INVALID = 2;
-
-function unitInterval(name: string) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) {
-      throw new InvalidArgumentError(`${name} must be a number between 0 and 1`);
-    }
-    return n;
-  };
-}
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
-  return n;
+interface EvalOptions {
+  file: string;
+  json?: boolean;
+  high: number;
+  low: number;
+  step: number;
+  concurrency: number;
 }
 
 /**
- * `eval [--file PATH] [--json] [--high N] [--low N] [--step N] [--concurrency N]`: evaluates the
- * configured relevance role on a case file. Resolves with the exit code; never calls process.exit.
+ * `harness eval [--file PATH] [--json] [--high N] [--low N] [--step N] [--concurrency N]` (and
+ * `npm run eval`): evaluates the configured relevance role on a case file.
  */
-export async function runEval(argv: string[], io: EvalIO, deps: EvalDeps = {}): Promise<number> {
-  const program = new Command('eval')
+export function evalCommand(io: EvalIO, deps: EvalDeps = {}): Command {
+  const command = new Command('eval')
     .description(
-      'Evaluate the relevance role and decision table on labelled cases: confusion matrix, per-decision ' +
-        'precision/recall/F1, accuracy, macro-F1, and the calibrated high/low thresholds.',
+      'evaluate the relevance role and decision table on labelled cases: confusion matrix, per-decision ' +
+        'precision/recall/F1, accuracy, macro-F1, and the calibrated high/low thresholds',
     )
     .addOption(
       new Option('--file <path>', 'JSON lines of {sessionGoal, phaseGoal, message, expected}').default(
@@ -390,67 +372,43 @@ export async function runEval(argv: string[], io: EvalIO, deps: EvalDeps = {}): 
       ),
     )
     .option('--json', 'print the report and every case as JSON')
-    .option('--high <n>', 'high threshold', unitInterval('--high'), DEFAULT_THRESHOLDS.high)
-    .option('--low <n>', 'low threshold', unitInterval('--low'), DEFAULT_THRESHOLDS.low)
-    .option('--step <n>', 'calibration grid step', unitInterval('--step'), 0.05)
-    .option('--concurrency <n>', 'relevance calls in flight', positiveInt, 4)
+    .addOption(new Option('--high <n>', 'high threshold').argParser(unitInterval).default(DEFAULT_THRESHOLDS.high))
+    .addOption(new Option('--low <n>', 'low threshold').argParser(unitInterval).default(DEFAULT_THRESHOLDS.low))
+    .addOption(new Option('--step <n>', 'calibration grid step, in (0, 0.5]').argParser(unitInterval).default(0.05))
+    .addOption(new Option('--concurrency <n>', 'relevance calls in flight').argParser(positiveInt).default(4))
     .allowExcessArguments(false)
-    .exitOverride()
-    .configureOutput({
-      writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
-    });
-  try {
-    program.parse(argv, { from: 'user' });
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      return ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(err.code)
-        ? EXIT_OK
-        : EXIT_INVALID;
-    }
-    throw err;
-  }
-  const options = program.opts<{
-    file: string;
-    json?: boolean;
-    high: number;
-    low: number;
-    step: number;
-    concurrency: number;
-  }>();
+    .action((options: EvalOptions) => evaluateCommand(options, io, deps));
+  return nameInErrors(command);
+}
 
-  try {
-    const thresholds = Thresholds.safeParse({ high: options.high, low: options.low });
-    if (!thresholds.success) throw new EvalInputError('--low must be below --high');
-    if (options.step > 0.5 || options.step <= 0) throw new EvalInputError('--step must be in (0, 0.5]');
-    const cases = await loadCases(options.file);
-    const models = deps.models ?? (await modelsFromEnvironment(deps.env ?? process.env));
-    const provider = models.describe().relevance;
-    if (provider === 'not configured') {
-      throw new EvalInputError(
-        'no relevance model configured: set HARNESS_RELEVANCE_MODEL or HARNESS_MODEL, or unset OPENAI_* for the local provider',
-      );
-    }
-    const timeoutMs = deps.timeoutMs ?? 30_000;
-    const scorer: Scorer = (c) =>
-      models.relevance(
-        { message: { text: c.message, resources: [] }, phaseGoal: c.phaseGoal, sessionGoal: c.sessionGoal },
-        { timeoutMs, signal: AbortSignal.timeout(timeoutMs) },
-      );
-    const scored = await evaluate(cases, scorer, thresholds.data, options.concurrency);
-    const fromCwd = relative(process.cwd(), options.file);
-    const shown = fromCwd && !fromCwd.startsWith('..') && !isAbsolute(fromCwd) ? fromCwd : options.file;
-    const report = buildReport(shown, provider, thresholds.data, scored, options.step);
-    io.stdout.write(options.json ? `${JSON.stringify(jsonReport(report), null, 2)}\n` : formatReport(report));
-    return EXIT_OK;
-  } catch (err) {
-    if (err instanceof EvalInputError || (err instanceof Error && err.name === 'ConfigError')) {
-      io.stderr.write(`eval: ${err.message}\n`);
-      return EXIT_INVALID;
-    }
-    io.stderr.write(`eval: ${err instanceof Error ? err.message : String(err)}\n`);
-    return EXIT_UNEXPECTED;
+/** Runs `harness eval` with `argv` and resolves with its exit code; never calls process.exit. */
+export function runEval(argv: string[], io: EvalIO, deps: EvalDeps = {}): Promise<number> {
+  return runProgram(evalCommand(io, deps), argv, io);
+}
+
+async function evaluateCommand(options: EvalOptions, io: EvalIO, deps: EvalDeps): Promise<void> {
+  const thresholds = Thresholds.safeParse({ high: options.high, low: options.low });
+  if (!thresholds.success) throw new EvalInputError('--low must be below --high');
+  if (options.step > 0.5 || options.step <= 0) throw new EvalInputError('--step must be in (0, 0.5]');
+  const cases = await loadCases(options.file);
+  const models = deps.models ?? (await modelsFromEnvironment(deps.env ?? process.env));
+  const provider = models.describe().relevance;
+  if (provider === 'not configured') {
+    throw new EvalInputError(
+      'no relevance model configured: set HARNESS_RELEVANCE_MODEL or HARNESS_MODEL, or unset OPENAI_* for the local provider',
+    );
   }
+  const timeoutMs = deps.timeoutMs ?? 30_000;
+  const scorer: Scorer = (c) =>
+    models.relevance(
+      { message: { text: c.message, resources: [] }, phaseGoal: c.phaseGoal, sessionGoal: c.sessionGoal },
+      { timeoutMs, signal: AbortSignal.timeout(timeoutMs) },
+    );
+  const scored = await evaluate(cases, scorer, thresholds.data, options.concurrency);
+  const fromCwd = relative(process.cwd(), options.file);
+  const shown = fromCwd && !fromCwd.startsWith('..') && !isAbsolute(fromCwd) ? fromCwd : options.file;
+  const report = buildReport(shown, provider, thresholds.data, scored, options.step);
+  io.stdout.write(options.json ? `${JSON.stringify(jsonReport(report), null, 2)}\n` : formatReport(report));
 }
 
 /** The worker's own model factory over the worker's configuration, loaded only when needed. */

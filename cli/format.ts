@@ -3,7 +3,8 @@
  * Pure functions of query results, so the output is the same on a TTY and in a pipe.
  */
 import Table from 'cli-table3';
-import type { BoundInput, DecisionRecord, SessionSummary, SessionView } from '../client/session-client.js';
+import type { BoundInput, DecisionRecord, SessionSummary, SessionView } from '../client/index.js';
+import { clip } from '../workflows/text.js';
 
 /** Tables without colour, so piped output and test assertions see plain text. */
 function table(head: string[], colWidths?: Array<number | null>): Table.Table {
@@ -13,11 +14,6 @@ function table(head: string[], colWidths?: Array<number | null>): Table.Table {
     wordWrap: true,
     ...(colWidths ? { colWidths } : {}),
   });
-}
-
-export function clip(text: string, max: number): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
 }
 
 function ms(startedAt: number, endedAt: number): string {

@@ -12,6 +12,8 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
+import { workflowIdFor } from '../workflows/ids.js';
+import { describeIssues } from '../workflows/text.js';
 
 /** gRPC status codes we translate (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
 const GRPC = { INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const;
@@ -26,6 +28,21 @@ export const EXIT = {
   timedOut: 5,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** What each exit code means, in the words the CLI's help and the docs use. */
+export const EXIT_MEANINGS: Record<keyof typeof EXIT, string> = {
+  ok: 'ok',
+  unexpected: 'unexpected error',
+  invalidInput: 'usage or invalid input (also: the Session is closed)',
+  sessionNotFound: 'not found (a Session, or a memory item)',
+  serverUnreachable: 'server unreachable',
+  timedOut: 'timed out (--wait ran out, or no worker answered a query)',
+};
+
+/** `0 ok, 1 unexpected error, ...`: the exit codes as one line of text, from EXIT and EXIT_MEANINGS. */
+export function describeExitCodes(): string {
+  return (Object.keys(EXIT) as Array<keyof typeof EXIT>).map((key) => `${EXIT[key]} ${EXIT_MEANINGS[key]}`).join(', ');
+}
 
 /** Base class of every error the client throws on purpose. */
 export abstract class SessionClientError extends Error {
@@ -56,8 +73,7 @@ export class InvalidInputError extends SessionClientError {
   /** Builds the error from zod issues: `invalid message: text: text must not be empty`. */
   static fromZod(what: string, error: z.ZodError): InvalidInputError {
     const issues = error.issues.map((issue) => ({ field: issue.path.join('.'), message: issue.message }));
-    const text = issues.map((i) => (i.field ? `${i.field}: ${i.message}` : i.message)).join('; ');
-    return new InvalidInputError(`invalid ${what}: ${text}`, issues);
+    return new InvalidInputError(`invalid ${what}: ${describeIssues(error)}`, issues);
   }
 }
 
@@ -78,7 +94,7 @@ export class SessionNotFoundError extends SessionClientError {
   override name = 'SessionNotFoundError';
   readonly exitCode = EXIT.sessionNotFound;
   constructor(readonly sessionId: string) {
-    super(`session ${sessionId} not found (no workflow session:${sessionId})`);
+    super(`session ${sessionId} not found (no workflow ${workflowIdFor(sessionId)})`);
   }
 }
 

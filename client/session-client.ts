@@ -4,202 +4,60 @@
  * Every payload is validated with the same zod schemas the workflow uses before anything is sent.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Client,
   Connection,
   WithStartWorkflowOperation,
-  type TLSConfig,
   type WorkflowHandle,
   type WorkflowIdReusePolicy,
 } from '@temporalio/client';
-import type { z } from 'zod';
 import {
-  DEFAULT_TASK_QUEUE,
+  CONTROL_SIGNAL_DEFINITIONS,
   WORKFLOW_TYPE,
-  approvalSignal,
   capabilitiesQuery,
-  commandSignal,
   decisionsQuery,
   goalsQuery,
   historyQuery,
   messageSignal,
-  notificationSignal,
   outOfScopeQuery,
   snapshotQuery,
   submitUpdate,
-  toolResultSignal,
 } from '../workflows/api.js';
-import {
-  ApprovalInput,
-  CommandInput,
-  MessageInput,
-  NotificationInput,
-  SessionId,
-  SessionStart,
-  ToolResultInput,
-  type ResourceRef,
-  type Sender,
-  type SettingsInput,
-} from '../workflows/schemas.js';
-import { workflowIdFor } from '../workflows/ids.js';
+import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../workflows/control-signals.js';
+import { sessionIdOf, workflowIdFor } from '../workflows/ids.js';
+import { MessageInput, SessionId, type ApprovalInput, type ToolResultInput } from '../workflows/schemas.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../workflows/search-attributes.js';
 import type { session } from '../workflows/session.js';
-import { SESSION_STAGES, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';
+import { STAGE, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';
 import type { Capabilities, DecisionRecord, Goal, SessionView } from '../workflows/view.js';
 import {
-  InvalidInputError,
   SessionClientError,
   SessionTimeoutError,
   ServerUnreachableError,
   translateError,
   type CallContext,
 } from './errors.js';
-
-export type { Capabilities, DecisionRecord, Goal, SessionView, BoundInput, OutOfScopeRequest };
-
-/** Where and how to connect. Every field has a local-development default. */
-export interface ConnectOptions {
-  /** Temporal frontend `host:port`. Default `localhost:7233`. */
-  address?: string;
-  /** Default `default`. */
-  namespace?: string;
-  /** Task queue new Sessions are started on. Default `sessions`. */
-  taskQueue?: string;
-  /**
-   * `true` for TLS with the system's roots; an object for a private CA and/or mTLS (file paths).
-   * An API key turns TLS on unless this is `false`.
-   */
-  tls?: boolean | TlsFiles;
-  /** Temporal Cloud API key, sent as `Authorization: Bearer <key>`. */
-  apiKey?: string;
-  /** How long to wait for the first connection. Default 5000 ms. */
-  connectTimeoutMs?: number;
-  /** How long a query may wait for a worker to answer. Default 15000 ms. */
-  queryTimeoutMs?: number;
-}
-
-export interface TlsFiles {
-  /** Client certificate (PEM) for mTLS; needs `keyFile`. */
-  certFile?: string;
-  /** Client private key (PEM) for mTLS; needs `certFile`. */
-  keyFile?: string;
-  /** CA certificate (PEM) that signed the server's certificate, if not a public one. */
-  caFile?: string;
-  /** Overrides the TLS server name (SNI), e.g. behind a proxy. */
-  serverName?: string;
-}
-
-/** How a Session is created if the message is its first contact. Ignored for a running Session. */
-export interface StartOptions {
-  parentSessionId?: string;
-  profile?: string;
-  goals?: { session?: string; phase?: string };
-  settings?: Partial<SettingsInput>;
-  /** Overrides the Web UI summary (one line). Default `Session <id>: <first goal or message>`. */
-  summary?: string;
-  /** Overrides the Web UI details (Markdown). */
-  details?: string;
-}
-
-/** A task input; `messageId` is generated when absent. Reuse the same id when retrying: it de-duplicates. */
-export interface MessageDraft {
-  messageId?: string;
-  text: string;
-  resources?: ResourceRef[];
-  from?: Sender;
-}
-
-export interface SentMessage {
-  sessionId: string;
-  workflowId: string;
-  messageId: string;
-}
-
-export interface SubmitResult extends SentMessage {
-  seq: number;
-  duplicate: boolean;
-  /**
-   * With `wait`: the decision record of this input (`null` if it is older than the records the
-   * Session keeps). Without `wait`: undefined.
-   */
-  decision?: DecisionRecord | null;
-}
-
-/** What `waitForDecision` reports on each poll, for live progress. */
-export interface Progress {
-  stage: string;
-  /** Seq of the input being processed (or last processed). */
-  boundSeq: number;
-  queueLength: number;
-  status: SessionView['status'];
-}
-
-export interface WaitOptions {
-  /** Give up after this long with SessionTimeoutError. Default 120000 ms. */
-  timeoutMs?: number;
-  signal?: AbortSignal;
-  intervalMs?: number;
-  onProgress?: (progress: Progress) => void;
-}
-
-export interface SubmitOptions {
-  start?: StartOptions;
-  /** Wait until the input is aligned, i.e. its decision record exists. */
-  wait?: boolean | WaitOptions;
-  /** Budget for the update itself (a worker must accept it). Default 60000 ms. */
-  timeoutMs?: number;
-}
-
-export type WatchEvent =
-  { type: 'stage'; stage: string; seq: number; view: SessionView } | { type: 'decision'; record: DecisionRecord };
-
-export interface WatchOptions {
-  signal?: AbortSignal;
-  /** Poll interval. Default 250 ms. */
-  intervalMs?: number;
-  /** Yield decisions after this seq. Default: only decisions made after the watch started. */
-  sinceSeq?: number;
-}
-
-export interface ListFilter {
-  /** A SessionStage value, e.g. `Idle` (case-insensitive). */
-  stage?: string;
-  /** A SessionStatus value: `active`, `paused` or `closed`. */
-  status?: string;
-  /** Only sub-sessions of this parent. */
-  parent?: string;
-  /** Extra visibility clause, ANDed, e.g. `StartTime > "2026-01-01T00:00:00Z"`. */
-  query?: string;
-  /** Most rows returned. Default 50. */
-  limit?: number;
-}
-
-export interface SessionSummary {
-  sessionId: string;
-  workflowId: string;
-  runId: string;
-  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, TERMINATED, ... */
-  executionStatus: string;
-  /** The Session's own status (SessionStatus): active, paused, closed. */
-  status: string | null;
-  stage: string | null;
-  goal: string | null;
-  parent: string | null;
-  taskQueue: string;
-  startTime: Date;
-  closeTime: Date | null;
-}
-
-export { SESSION_STAGES };
-export const SESSION_STATUSES = ['active', 'paused', 'closed'] as const;
-export const COMMAND_NAMES = ['set-goals', 'pause', 'resume', 'close'] as const;
-export type CommandName = (typeof COMMAND_NAMES)[number];
+import { parse, startArgument, userMetadata, visibilityQuery, withMessageId } from './payloads.js';
+import { tlsConfig } from './tls.js';
+import {
+  CONNECTION_DEFAULTS,
+  type CommandName,
+  type ConnectOptions,
+  type MessageDraft,
+  type SentMessage,
+  type StartOptions,
+  type SessionSummary,
+  type SubmitOptions,
+  type SubmitResult,
+  type WaitOptions,
+  type WatchEvent,
+  type WatchOptions,
+  type ListFilter,
+} from './types.js';
 
 /** A closed Session is never restarted under the same id; a failed or terminated one may be. */
 const REUSE_POLICY: WorkflowIdReusePolicy = 'ALLOW_DUPLICATE_FAILED_ONLY';
-const SUMMARY_CHARS = 160;
 
 export class SessionClient {
   readonly taskQueue: string;
@@ -215,9 +73,9 @@ export class SessionClient {
     readonly client: Client,
     options: { taskQueue?: string; address?: string; queryTimeoutMs?: number; ownsConnection?: boolean } = {},
   ) {
-    this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+    this.taskQueue = options.taskQueue ?? CONNECTION_DEFAULTS.taskQueue;
     this.address = options.address ?? 'the Temporal server';
-    this.queryTimeoutMs = options.queryTimeoutMs ?? 15_000;
+    this.queryTimeoutMs = options.queryTimeoutMs ?? CONNECTION_DEFAULTS.queryTimeoutMs;
     this.ownsConnection = options.ownsConnection ?? false;
   }
 
@@ -233,15 +91,15 @@ export class SessionClient {
    * touched (the CLI exits 2 on a bad message even when the server is down).
    */
   static async create(options: ConnectOptions = {}): Promise<SessionClient> {
-    const address = options.address ?? 'localhost:7233';
+    const address = options.address ?? CONNECTION_DEFAULTS.address;
     const tls = await tlsConfig(options.tls);
     const connection = Connection.lazy({
       address,
       ...(tls !== undefined ? { tls } : {}),
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-      connectTimeout: options.connectTimeoutMs ?? 5_000,
+      connectTimeout: options.connectTimeoutMs ?? CONNECTION_DEFAULTS.connectTimeoutMs,
     });
-    const client = new Client({ connection, namespace: options.namespace ?? 'default' });
+    const client = new Client({ connection, namespace: options.namespace ?? CONNECTION_DEFAULTS.namespace });
     return new SessionClient(client, {
       address,
       ownsConnection: true,
@@ -343,7 +201,7 @@ export class SessionClient {
         const records = await this.decisions(sessionId);
         return records.find((r) => r.seq === seq) ?? null;
       }
-      if (view.stage === 'Closed' && view.seq.lastBound < seq) {
+      if (view.stage === STAGE.closed && view.seq.lastBound < seq) {
         throw new SessionTimeoutError(`session ${sessionId} closed before input #${seq} was processed`);
       }
       if (Date.now() > deadline) {
@@ -373,32 +231,34 @@ export class SessionClient {
     return this.approval(sessionId, { approvalId, approved: false, ...(note !== undefined ? { note } : {}) });
   }
 
-  private async approval(sessionId: string, input: ApprovalInput): Promise<void> {
-    const payload = parse(ApprovalInput, input, 'approval');
-    await this.signal(sessionId, (h) => h.signal(approvalSignal, payload));
+  private approval(sessionId: string, input: ApprovalInput): Promise<void> {
+    return this.control(sessionId, 'approval', input).then(() => undefined);
   }
 
-  /** Delivers a system notification (`notificationId` generated when absent). */
-  async notify(sessionId: string, input: { notificationId?: string; kind: string; text: string }): Promise<string> {
-    const payload = parse(NotificationInput, { notificationId: `n-${randomUUID()}`, ...input }, 'notification');
-    await this.signal(sessionId, (h) => h.signal(notificationSignal, payload));
-    return payload.notificationId;
+  /** Delivers a system notification (`notificationId` generated when absent). Returns the notificationId. */
+  notify(sessionId: string, input: { notificationId?: string; kind: string; text: string }): Promise<string> {
+    return this.control(sessionId, 'notification', { notificationId: `n-${randomUUID()}`, ...input });
   }
 
   /** Delivers the result of a tool call. */
-  async toolResult(sessionId: string, input: ToolResultInput): Promise<void> {
-    const payload = parse(ToolResultInput, input, 'tool result');
-    await this.signal(sessionId, (h) => h.signal(toolResultSignal, payload));
+  toolResult(sessionId: string, input: ToolResultInput): Promise<void> {
+    return this.control(sessionId, 'toolResult', input).then(() => undefined);
   }
 
   /** Sends a deterministic command (`commandId` generated when absent). Returns the commandId. */
-  async command(
+  command(
     sessionId: string,
     input: { name: CommandName; args?: Record<string, unknown>; commandId?: string },
   ): Promise<string> {
-    const payload = parse(CommandInput, { commandId: `c-${randomUUID()}`, ...input }, 'command');
-    await this.signal(sessionId, (h) => h.signal(commandSignal, payload));
-    return payload.commandId;
+    return this.control(sessionId, 'command', { commandId: `c-${randomUUID()}`, ...input });
+  }
+
+  /** Validates a control payload with its schema, signals it, and returns its delivery id. */
+  private async control(sessionId: string, kind: ControlKind, input: unknown): Promise<string> {
+    const payload = parse(CONTROL_SIGNALS[kind].schema, input, kind) as Record<string, unknown>;
+    const handle = this.handle(sessionId);
+    await this.call({ sessionId }, () => handle.signal(CONTROL_SIGNAL_DEFINITIONS[kind], payload));
+    return controlIdOf(kind, payload);
   }
 
   // ---- queries ----------------------------------------------------------------------------------
@@ -464,7 +324,7 @@ export class SessionClient {
         lastBound = view.seq.lastBound;
         yield { type: 'stage', stage: view.stage, seq: view.seq.lastBound, view };
       }
-      if (view.stage === 'Closed') return;
+      if (view.stage === STAGE.closed) return;
       // A terminated or failed workflow never reaches 'Closed'; ask Temporal every couple of seconds.
       if (polls % 8 === 0 && (await this.describe(sessionId)).executionStatus !== 'RUNNING') return;
       if (!(await pause(interval, options.signal))) return;
@@ -480,7 +340,7 @@ export class SessionClient {
       for await (const info of this.client.workflow.list({ query, pageSize: Math.min(limit, 1000) })) {
         const attrs = info.typedSearchAttributes;
         rows.push({
-          sessionId: info.workflowId.replace(/^session:/, ''),
+          sessionId: sessionIdOf(info.workflowId) ?? info.workflowId,
           workflowId: info.workflowId,
           runId: info.runId,
           executionStatus: info.status.name,
@@ -505,11 +365,6 @@ export class SessionClient {
     return this.client.workflow.getHandle<typeof session>(workflowIdFor(sessionId));
   }
 
-  private async signal(sessionId: string, fn: (h: WorkflowHandle<typeof session>) => Promise<void>): Promise<void> {
-    const handle = this.handle(sessionId);
-    await this.call({ sessionId }, () => fn(handle));
-  }
-
   private query<T>(sessionId: string, fn: (h: WorkflowHandle<typeof session>) => Promise<T>): Promise<T> {
     const handle = this.handle(sessionId);
     // A query waits for a worker to answer; without a deadline a stopped worker would hang the caller.
@@ -528,118 +383,6 @@ export class SessionClient {
   }
 }
 
-/** The visibility query `list` runs. Values are checked against known ones, so nothing needs escaping. */
-export function visibilityQuery(filter: ListFilter): string {
-  const clauses = [`WorkflowType = '${WORKFLOW_TYPE}'`];
-  if (filter.stage !== undefined) {
-    const stage = SESSION_STAGES.find((s) => s.toLowerCase() === filter.stage?.trim().toLowerCase());
-    if (!stage) {
-      throw new InvalidInputError(`invalid stage: ${filter.stage} (one of: ${SESSION_STAGES.join(', ')})`, [
-        { field: 'stage', message: `unknown stage ${filter.stage}` },
-      ]);
-    }
-    clauses.push(`SessionStage = '${stage}'`);
-  }
-  if (filter.status !== undefined) {
-    const status = SESSION_STATUSES.find((s) => s === filter.status?.trim().toLowerCase());
-    if (!status) {
-      throw new InvalidInputError(`invalid status: ${filter.status} (one of: ${SESSION_STATUSES.join(', ')})`, [
-        { field: 'status', message: `unknown status ${filter.status}` },
-      ]);
-    }
-    clauses.push(`SessionStatus = '${status}'`);
-  }
-  if (filter.parent !== undefined)
-    clauses.push(`SessionParent = '${parse(SessionId, filter.parent, 'parent', 'parent')}'`);
-  if (filter.query?.trim()) clauses.push(`(${filter.query.trim()})`);
-  return clauses.join(' AND ');
-}
-
-/** The public start argument, validated. */
-export function startArgument(sessionId: string, start: StartOptions): SessionStart {
-  return parse(
-    SessionStart,
-    {
-      sessionId,
-      ...(start.parentSessionId !== undefined ? { parentSessionId: start.parentSessionId } : {}),
-      ...(start.profile !== undefined ? { profile: start.profile } : {}),
-      ...(start.goals !== undefined ? { goals: start.goals } : {}),
-      ...(start.settings !== undefined ? { settings: start.settings } : {}),
-    },
-    'start argument',
-  );
-}
-
-/** The Web UI's static summary (one line) and details (Markdown) for a new Session. */
-export function userMetadata(
-  start: SessionStart,
-  first: MessageInput,
-  overrides: Pick<StartOptions, 'summary' | 'details'> = {},
-): { staticSummary: string; staticDetails: string } {
-  const subject = start.goals?.session ?? start.goals?.phase ?? first.text;
-  const summary = overrides.summary ?? `Session ${start.sessionId}: ${clip(subject, SUMMARY_CHARS)}`;
-  const lines = [
-    `**Session** \`${start.sessionId}\` · **profile** ${start.profile ?? 'default'} · **parent** ${
-      start.parentSessionId ? `\`${start.parentSessionId}\`` : '—'
-    }`,
-    '',
-    `**Goals at start:** ${
-      start.goals
-        ? `session: ${clip(start.goals.session ?? '—', 300)}; phase: ${clip(start.goals.phase ?? '—', 300)}`
-        : 'from the first task input'
-    }`,
-    '',
-    `**First message** \`${first.messageId}\`: ${clip(first.text, 600)}`,
-  ];
-  if (first.resources?.length) lines.push('', `**Resources:** ${first.resources.map((r) => r.uri).join(', ')}`);
-  if (start.settings && Object.keys(start.settings).length > 0) {
-    lines.push('', `**Settings:** \`${JSON.stringify(start.settings)}\``);
-  }
-  return { staticSummary: summary, staticDetails: overrides.details ?? lines.join('\n') };
-}
-
-function withMessageId(draft: MessageDraft): unknown {
-  return { ...draft, messageId: draft.messageId ?? `m-${randomUUID()}` };
-}
-
-function parse<S extends z.ZodType>(schema: S, value: unknown, what: string, field?: string): z.infer<S> {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const error = InvalidInputError.fromZod(what, parsed.error);
-  if (field === undefined) throw error;
-  throw new InvalidInputError(
-    error.message,
-    error.issues.map((i) => ({ ...i, field: i.field || field })),
-  );
-}
-
-async function tlsConfig(tls: ConnectOptions['tls']): Promise<TLSConfig | boolean | undefined> {
-  if (tls === undefined || typeof tls === 'boolean') return tls;
-  if (Boolean(tls.certFile) !== Boolean(tls.keyFile)) {
-    throw new InvalidInputError('mTLS needs both a client certificate and its key (--tls-cert and --tls-key)', [
-      { field: tls.certFile ? 'tls.keyFile' : 'tls.certFile', message: 'missing' },
-    ]);
-  }
-  const read = async (file: string, field: string): Promise<Buffer> => {
-    try {
-      return await readFile(file);
-    } catch (err) {
-      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      throw new InvalidInputError(`cannot read ${field} file ${file}: ${why}`, [{ field, message: why }]);
-    }
-  };
-  const config: TLSConfig = {};
-  if (tls.caFile) config.serverRootCACertificate = await read(tls.caFile, 'tls.caFile');
-  if (tls.certFile && tls.keyFile) {
-    config.clientCertPair = {
-      crt: await read(tls.certFile, 'tls.certFile'),
-      key: await read(tls.keyFile, 'tls.keyFile'),
-    };
-  }
-  if (tls.serverName) config.serverNameOverride = tls.serverName;
-  return config;
-}
-
 /** Sleeps; resolves false instead if the signal aborts first. */
 async function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
   if (signal?.aborted) return false;
@@ -649,9 +392,4 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<boole
   } catch {
     return false;
   }
-}
-
-function clip(text: string, max: number): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
 }

@@ -4,11 +4,12 @@
  * watch, list, approvals and commands, and the exit codes scripts rely on.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SessionClient } from '../client/session-client.js';
+import { SessionClient } from '../client/index.js';
+import { loadConfig } from '../worker/config.js';
 import { MODEL, scriptedModels, startWorker, uniqueId, userJson, waitFor, type TestWorker } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import { freePorts } from './support/ports.js';
@@ -50,28 +51,40 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `bin/harness.js` with the test server's address and worker's task queue; no TEMPORAL_* from outside. */
-function harness(args: string[], options: { address?: string; stdin?: string } = {}): Promise<Run> {
+/** The environment without TEMPORAL_* and HARNESS_* from outside, plus `extra`. */
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
   );
-  const child = spawn(
-    process.execPath,
-    [
-      'bin/harness.js',
-      '--address',
-      options.address ?? inject('temporalAddress'),
-      '--task-queue',
-      w.taskQueue,
-      '--connect-timeout',
-      '1500',
-      ...args,
-    ],
-    { env, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
+  return { ...env, ...extra };
+}
+
+/** Runs `bin/harness.js` with the test server's address and worker's task queue. */
+function harness(args: string[], options: { address?: string } & SpawnOptions = {}) {
+  const connection = ['--address', options.address ?? inject('temporalAddress'), '--task-queue', w.taskQueue];
+  return spawnRun(process.execPath, ['bin/harness.js', ...connection, '--connect-timeout', '1500', ...args], options);
+}
+
+interface SpawnOptions {
+  stdin?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Called with everything printed so far, on each chunk. */
+  onStdout?: (stdout: string) => void;
+}
+
+function spawnRun(command: string, args: string[], options: SpawnOptions = {}): Promise<Run> {
+  const child = spawn(command, args, {
+    env: cleanEnv(options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    options.onStdout?.(stdout);
+  });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdin.end(options.stdin ?? '');
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
@@ -177,7 +190,7 @@ describe('harness send', () => {
     const sessionId = uniqueId('paused');
     await client.submit(sessionId, { text: 'Draft the budget' }, { wait: true });
     await client.command(sessionId, { name: 'pause' });
-    const run = await harness(['send', sessionId, 'Add travel costs', '--wait', '--timeout', '1.5']);
+    const run = await harness(['send', sessionId, 'Add travel costs', '--wait', '--timeout', '1500ms']);
     expect(run.code).toBe(5);
     expect(run.stdout).toContain('… session is paused; input #2 waits until it is resumed');
     expect(run.stderr).toMatch(
@@ -233,8 +246,12 @@ describe('harness inspect, watch, list', () => {
   it('watch prints stage and decision lines until the Session closes', async () => {
     const sessionId = uniqueId('watched');
     await client.submit(sessionId, { text: 'Collect vendor quotes' }, { wait: true });
-    const watching = harness(['watch', sessionId]);
-    await new Promise((r) => setTimeout(r, 2_500));
+    // The second input goes in only once the watch has shown the first state: a loaded machine may take
+    // seconds to start the process.
+    let started: () => void = () => {};
+    const firstLine = new Promise<void>((resolve) => (started = resolve));
+    const watching = harness(['watch', sessionId], { onStdout: (text) => text.includes('\n') && started() });
+    await firstLine;
     await client.submit(sessionId, { text: 'Compare the cheapest two' }, { wait: true });
     await client.command(sessionId, { name: 'close' });
     const run = await watching;
@@ -299,7 +316,7 @@ describe('harness approve, reject, command', () => {
     const unknown = await harness(['command', sessionId, 'reboot']);
     expect(unknown).toMatchObject({
       code: 2,
-      stderr: 'harness: unknown command "reboot" (one of: set-goals, pause, resume, close)\n',
+      stderr: 'harness: unknown command "reboot" (one of: set-goals, pause, resume, close, interrupt)\n',
     });
     const emptyGoals = await harness(['command', sessionId, 'set-goals']);
     expect(emptyGoals.code).toBe(2);
@@ -312,7 +329,8 @@ describe('harness help and usage', () => {
     const run = await harness(['--help']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(
-      'Exit codes: 0 ok, 1 unexpected error, 2 usage or invalid input, 3 session not found,',
+      'Exit codes: 0 ok, 1 unexpected error, 2 usage or invalid input (also: the Session is closed), ' +
+        '3 not found (a Session, or a memory item), 4 server unreachable, 5 timed out',
     );
     for (const command of [
       'dev',
@@ -329,6 +347,53 @@ describe('harness help and usage', () => {
     ]) {
       expect(run.stdout).toMatch(new RegExp(`\\n  ${command}\\b`));
     }
+  });
+
+  it('shows the help on stderr and exits 2 when no command is given', async () => {
+    const run = await harness([]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('Usage: harness [options] [command]');
+    const memory = await harness(['memory']);
+    expect(memory).toMatchObject({ code: 2, stdout: '' });
+    expect(memory.stderr).toContain('Usage: harness memory [options] [command]');
+  });
+
+  it('prints the version from package.json', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect(await harness(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('parses numbers and durations while parsing, naming the option', async () => {
+    const limit = await harness(['inspect', 'anything', '--limit', 'ten']);
+    expect(limit).toMatchObject({
+      code: 2,
+      stderr: "harness: option '--limit <n>' argument 'ten' is invalid. must be a positive integer\n",
+    });
+    const timeout = await harness(['send', 'anything', 'hello', '--wait', '--timeout', 'soon']);
+    expect(timeout.code).toBe(2);
+    expect(timeout.stderr).toContain("option '--timeout <duration>' argument 'soon' is invalid");
+  });
+
+  it('runs as the README says: `npm run harness -- <command>` in a fresh checkout', async () => {
+    const run = await spawnRun('npm', ['run', '--silent', 'harness', '--', '--version']);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it('is on the PATH after `npm link`, as the README says, and runs from any folder', async () => {
+    // A prefix of the test's own, so the machine's global folder is left alone.
+    const prefix = mkdtempSync(join(tmpdir(), 'npm-prefix-'));
+    const link = await spawnRun('npm', ['link', '--offline', '--no-audit', '--no-fund'], {
+      env: { npm_config_prefix: prefix },
+    });
+    expect(link.code).toBe(0);
+    const elsewhere = mkdtempSync(join(tmpdir(), 'elsewhere-'));
+    const run = await spawnRun('harness', ['memory', 'list', '--db', join(elsewhere, 'memory.db')], {
+      env: { PATH: `${join(prefix, 'bin')}:${process.env.PATH ?? ''}` },
+      cwd: elsewhere,
+    });
+    expect(run).toMatchObject({ code: 0, stdout: 'no memory items\n', stderr: '' });
   });
 
   it('refuses TLS options for `worker`, which cannot use them yet', async () => {
@@ -371,8 +436,23 @@ describe('harness memory', () => {
     const after = await harness(['memory', 'list', '--db', db]);
     expect(after.stdout).not.toContain('prefers tables');
     const again = await harness(['memory', 'rm', id!, '--db', db]);
-    expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/^harness: no memory item/);
+    expect(again).toMatchObject({ code: 3, stderr: `harness: no memory item ${id}\n` });
+  });
+
+  it('opens the database the worker opens: HARNESS_MEMORY_DB, else HARNESS_DATA_DIR/memory.db', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cli-data-'));
+    const added = await harness(['memory', 'add', 'Deploys happen on Tuesdays'], {
+      env: { HARNESS_DATA_DIR: dataDir },
+    });
+    expect(added).toMatchObject({ code: 0, stderr: '' });
+    expect(loadConfig({ HARNESS_DATA_DIR: dataDir }).memoryDb).toBe(join(dataDir, 'memory.db'));
+    expect(existsSync(join(dataDir, 'memory.db'))).toBe(true);
+    const listed = await harness(['memory', 'list', '--json'], {
+      env: { HARNESS_MEMORY_DB: join(dataDir, 'memory.db'), HARNESS_DATA_DIR: '/nonexistent' },
+    });
+    expect((JSON.parse(listed.stdout) as Array<{ text: string }>).map((m) => m.text)).toEqual([
+      'Deploys happen on Tuesdays',
+    ]);
   });
 });
 

@@ -1,27 +1,29 @@
 /**
- * The published wire contract: docs/contract.md is exactly what the generator renders (and Prettier
- * leaves it alone), every message defined in workflows/api.ts is in it, and its worked examples — the
- * `temporal` CLI commands and the HTTP API requests — work against a real server with the HTTP API
- * enabled, in the order the document gives them. Real query results match the published schemas.
+ * The published wire contract: docs/contract.md and docs/schemas/*.json are exactly what the
+ * generator renders (and Prettier leaves them alone), every message defined in workflows/api.ts is in
+ * them, and the document's worked examples — the `temporal` CLI commands and the HTTP API requests —
+ * work against a real server with the HTTP API enabled, in the order the document gives them. Real
+ * query results pass the published JSON Schema files, checked by a JSON Schema validator (ajv) as a
+ * backend in another language would check them.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import * as prettier from 'prettier';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CONTRACT_PATH, SCHEMAS_DIR, renderContract, renderSchemaFiles } from '../cli/contract.js';
 import {
-  CONTRACT_PATH,
-  SPECS,
-  SnapshotResult,
   contractExamples,
-  definedMessages,
   renderCliExample,
-  renderContract,
   renderHttpExample,
   shellQuote,
   type HttpExample,
-} from '../cli/contract.js';
-import { SessionClient } from '../client/session-client.js';
+} from '../cli/contract-examples.js';
+import { SPECS, definedMessages, schemaFileOf } from '../cli/contract-schemas.js';
+import { SessionClient, workflowIdFor } from '../client/index.js';
+import { SessionView } from '../workflows/view.js';
 import { type DevServer } from '../dev/dev-server.js';
 import { MODEL, scriptedModels, uniqueId, userJson } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
@@ -29,13 +31,25 @@ import { startOwnStack, type OwnStack } from './support/own-stack.js';
 
 const run = promisify(execFile);
 
-describe('docs/contract.md', () => {
-  it('is what `npm run contract` renders (run it after changing a schema or a message)', () => {
-    expect(readFileSync(CONTRACT_PATH, 'utf8')).toBe(renderContract());
+/** A JSON Schema validator over the committed files, as a service in another language would use them. */
+function schemaValidator(file: string) {
+  const schema = JSON.parse(readFileSync(join(SCHEMAS_DIR, file), 'utf8')) as object;
+  return new Ajv2020({ strict: false, allErrors: true }).compile(schema);
+}
+
+describe('docs/contract.md and docs/schemas/', () => {
+  it('the document is what `npm run contract` renders (run it after changing a schema or a message)', async () => {
+    expect(readFileSync(CONTRACT_PATH, 'utf8')).toBe(await renderContract());
   });
 
-  it('is already formatted the way Prettier formats it, so `npm run lint` accepts the generated file', async () => {
-    const text = renderContract();
+  it('the schema files are what `npm run contract` renders, and no others', async () => {
+    const rendered = await renderSchemaFiles();
+    expect(readdirSync(SCHEMAS_DIR).sort()).toEqual([...rendered.keys()].sort());
+    for (const [file, text] of rendered) expect(readFileSync(join(SCHEMAS_DIR, file), 'utf8'), file).toBe(text);
+  });
+
+  it('are already formatted the way Prettier formats them, so `npm run lint` accepts the generated files', async () => {
+    const text = await renderContract();
     const options = await prettier.resolveConfig(CONTRACT_PATH);
     expect(await prettier.format(text, { ...options, filepath: CONTRACT_PATH })).toBe(text);
   });
@@ -46,6 +60,22 @@ describe('docs/contract.md', () => {
       .sort();
     expect(defined).toEqual(SPECS.map((s) => `${s.kind}:${s.name}`).sort());
     expect(defined.length).toBeGreaterThanOrEqual(12);
+  });
+
+  it('each payload schema file accepts its documented example and refuses what the workflow refuses', () => {
+    for (const spec of SPECS) {
+      if (spec.kind === 'query') continue;
+      const validate = schemaValidator(schemaFileOf(spec.name, 'payload'));
+      expect(validate(spec.example), `${spec.name}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      expect(validate({ ...(spec.example as object), unknownField: 1 }), spec.name).toBe(false);
+    }
+    const message = schemaValidator('message.json');
+    expect(message({ messageId: 'm-1', text: '   ' })).toBe(false);
+    expect(message({ messageId: 'm-1', text: 'x'.repeat(16_001) })).toBe(false);
+    const command = schemaValidator('command.json');
+    expect(command({ commandId: 'c-1', name: 'set-goals', args: {} })).toBe(false);
+    expect(command({ commandId: 'c-1', name: 'reboot' })).toBe(false);
+    expect(schemaValidator('start-argument.json')({ sessionId: 'not a session id' })).toBe(false);
   });
 });
 
@@ -90,11 +120,13 @@ describe('the contract on a real server (temporal CLI and HTTP API)', () => {
     try {
       for (const spec of SPECS) {
         if (spec.kind !== 'query') continue;
-        const result: unknown = await client.client.workflow.getHandle(`session:${sessionId}`).query(spec.name);
+        const result: unknown = await client.client.workflow.getHandle(workflowIdFor(sessionId)).query(spec.name);
         expect(spec.result.safeParse(result).error?.issues ?? []).toEqual([]);
+        const validate = schemaValidator(schemaFileOf(spec.name, 'result'));
+        expect(validate(result), `${spec.name}: ${JSON.stringify(validate.errors)}`).toBe(true);
       }
       const snapshot = await client.snapshot(sessionId);
-      expect(Object.keys(snapshot).sort()).toEqual(Object.keys(SnapshotResult.shape).sort());
+      expect(Object.keys(snapshot).sort()).toEqual(Object.keys(SessionView.shape).sort());
       expect(snapshot.status).toBe('paused');
       expect(snapshot.counts.controlEvents).toBe(2);
       const [decision] = await client.decisions(sessionId, { limit: 1 });
@@ -125,7 +157,7 @@ describe('the contract on a real server (temporal CLI and HTTP API)', () => {
       const view = await client.snapshot(sessionId);
       expect(view.goals.phase?.text).toBe('Write the installation chapter');
       expect(view.seq.lastBound).toBe(3);
-      const description = await client.client.workflow.getHandle(`session:${sessionId}`).describe();
+      const description = await client.client.workflow.getHandle(workflowIdFor(sessionId)).describe();
       expect(await description.staticSummary()).toBe(
         `Session ${sessionId}: Research ComfyUI and deliver a Markdown guide`,
       );
@@ -136,7 +168,7 @@ describe('the contract on a real server (temporal CLI and HTTP API)', () => {
 
   it('answers an unknown Session with HTTP 404 and gRPC code 5, as documented', async () => {
     const response = await fetch(
-      `http://127.0.0.1:${httpPort}/api/v1/namespaces/default/workflows/session:${uniqueId('nobody')}/query/goals`,
+      `http://127.0.0.1:${httpPort}/api/v1/namespaces/default/workflows/${workflowIdFor(uniqueId('nobody'))}/query/goals`,
       { method: 'POST', body: '{}' },
     );
     expect(response.status).toBe(404);

@@ -1,6 +1,6 @@
 /**
- * `npm run eval` as a user runs it: a real `tsx cli/eval-main.ts` process with no OpenAI
- * configuration, so the local provider answers.
+ * `npm run eval` as a user runs it: a real `npm run eval -- ...` process (which runs `harness eval`)
+ * with no OpenAI configuration, so the local provider answers.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -25,8 +25,8 @@ function run(args: string[]): Promise<{ code: number; stdout: string; stderr: st
     if (name.startsWith('OPENAI_') || name === 'HARNESS_MODEL_PROVIDER') delete env[name];
   return new Promise((done) => {
     execFile(
-      'npx',
-      ['tsx', 'cli/eval-main.ts', ...args],
+      'npm',
+      ['run', '--silent', 'eval', '--', ...args],
       { cwd: root, env, timeout: 90_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
@@ -46,13 +46,10 @@ describe('npm run eval', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain('(4 cases)');
-    expect(stdout).toContain('Relevance role: local/lexical-semantic-v2; thresholds high 0.65 / low 0.35');
+    expect(stdout).toContain('Relevance role: local/lexical-v1; thresholds high 0.65 / low 0.35');
     expect(stdout).toMatch(/│ continue\s+│\s+1 │\s+0 │\s+0 │\s+0 │\s+0 │\s+0 │\s+1 │/);
     expect(stdout).toContain('Accuracy: 1.000 (4/4)');
     expect(stdout).toContain('Macro-F1: 1.000');
-    expect(stdout).toContain('State-changing errors: 0/4 (0.0%)');
-    expect(stdout).toContain('Cost-weighted score: 1.000');
-    expect(stdout).toMatch(/│ message en\s+│\s+4 │/);
     expect(stdout).toMatch(/best thresholds: high [\d.]+ \/ low [\d.]+ -> macro-F1 1\.000/);
   });
 
@@ -67,10 +64,9 @@ describe('npm run eval', () => {
       perDecision: Record<string, { f1: number }>;
       confusion: Record<string, Record<string, number>>;
       calibration: { high: number; low: number; macroF1: number };
-      harm: { stateChanging: { stateChanging: number }; cost: { score: number }; slices: Array<{ name: string }> };
       cases: Array<{ id: string; expected: string; predicted: string; scores: { phase: number; session: number } }>;
     };
-    expect(report.provider).toBe('local/lexical-semantic-v2');
+    expect(report.provider).toBe('local/lexical-v1');
     expect(report.thresholds).toEqual({ high: 0.7, low: 0.3 });
     expect(report.cases.map((c) => [c.id, c.predicted])).toEqual(CASES.map((c) => [c.id, c.expected]));
     const word = report.cases[1];
@@ -79,9 +75,6 @@ describe('npm run eval', () => {
     expect(report.perDecision['new-phase']?.f1).toBe(1);
     expect(report.confusion.continue?.degraded).toBe(0);
     expect(report.calibration.low).toBeLessThan(report.calibration.high);
-    expect(report.harm.stateChanging.stateChanging).toBe(0);
-    expect(report.harm.cost.score).toBe(1);
-    expect(report.harm.slices.map((s) => s.name)).toEqual(['message en', 'same language']);
   });
 
   it('says which file it cannot read and exits non-zero', async () => {
@@ -89,7 +82,19 @@ describe('npm run eval', () => {
     const { code, stdout, stderr } = await run(['--file', missing]);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toContain(`eval: cannot read case file ${missing}: no such file`);
+    expect(stderr).toBe(`harness eval: cannot read case file ${missing}: no such file\n`);
+  });
+
+  it('is the `eval` subcommand of harness, with its options in `harness eval --help`', async () => {
+    const { code, stdout } = await run(['--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('Usage: harness eval [options]');
+    expect(stdout).toMatch(/--high <n>\s+high threshold \(default: 0\.65\)/);
+    const bad = await run(['--high', 'lots']);
+    expect(bad).toMatchObject({ code: 2, stdout: '' });
+    expect(bad.stderr).toBe(
+      "harness eval: option '--high <n>' argument 'lots' is invalid. must be a number between 0 and 1\n",
+    );
   });
 
   it('names the line of a malformed case', async () => {
@@ -100,6 +105,6 @@ describe('npm run eval', () => {
     );
     const { code, stderr } = await run(['--file', bad]);
     expect(code).toBe(2);
-    expect(stderr).toContain(`${bad}:2: not valid JSON`);
+    expect(stderr).toBe(`harness eval: ${bad}:2: not valid JSON\n`);
   });
 });

@@ -8,11 +8,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   InvalidInputError,
   ServerUnreachableError,
+  SessionClient,
   SessionClosedError,
   SessionNotFoundError,
   SessionTimeoutError,
-} from '../client/errors.js';
-import { SessionClient, visibilityQuery, type WatchEvent } from '../client/session-client.js';
+  visibilityQuery,
+  type WatchEvent,
+} from '../client/index.js';
 import { MODEL, scriptedModels, startWorker, uniqueId, userJson, waitFor, type TestWorker } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import { freePorts } from './support/ports.js';

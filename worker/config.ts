@@ -2,10 +2,13 @@
  * Configuration from the environment, parsed by zod. A bad value is reported with the name of the
  * variable that holds it.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
+
+/** Where the data folder is when `HARNESS_DATA_DIR` is unset (relative to the working directory). */
+export const DEFAULT_DATA_DIR = '.data';
 
 const optionalString = z
   .string()
@@ -20,7 +23,7 @@ export const EnvSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
   HARNESS_TASK_QUEUE: z.string().trim().min(1).default(DEFAULT_TASK_QUEUE),
   TEMPORAL_CLI_PATH: optionalString,
-  HARNESS_DATA_DIR: z.string().trim().min(1).default('.data'),
+  HARNESS_DATA_DIR: z.string().trim().min(1).default(DEFAULT_DATA_DIR),
   HARNESS_DEV_PORT: port(7233),
   HARNESS_DEV_UI_PORT: port(8233),
   HARNESS_DEV_HTTP_PORT: port(7243),
@@ -71,6 +74,16 @@ export interface HarnessConfig {
   };
 }
 
+/**
+ * The memory store's SQLite file: `HARNESS_MEMORY_DB`, else `memory.db` in `HARNESS_DATA_DIR`, else
+ * `.data/memory.db`. The worker and `harness memory` both use this rule, so they open the same file.
+ */
+export function memoryDbPath(env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = env.HARNESS_MEMORY_DB?.trim();
+  if (explicit) return resolve(explicit);
+  return resolve(env.HARNESS_DATA_DIR?.trim() || DEFAULT_DATA_DIR, 'memory.db');
+}
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -102,7 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
     },
     catalogDir: resolve(e.HARNESS_CATALOG_DIR),
     recall: { k: e.HARNESS_RECALL_K, floor: e.HARNESS_RECALL_FLOOR },
-    memoryDb: resolve(e.HARNESS_MEMORY_DB ?? join(e.HARNESS_DATA_DIR, 'memory.db')),
+    memoryDb: memoryDbPath({ HARNESS_MEMORY_DB: e.HARNESS_MEMORY_DB, HARNESS_DATA_DIR: e.HARNESS_DATA_DIR }),
     memoryUrl: e.HARNESS_MEMORY_URL,
     mcp: {
       configPath: e.HARNESS_MCP_CONFIG ? resolve(e.HARNESS_MCP_CONFIG) : undefined,

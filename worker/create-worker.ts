@@ -34,8 +34,6 @@ export function createModels(config: HarnessConfig['models']): RoleModels {
 export interface BuiltWorker {
   worker: Worker;
   connection: NativeConnection;
-  /** Client connection the activities use to start sub-sessions. */
-  clientConnection: Connection;
   models: RoleModels;
   catalog: IndexedCatalog;
   catalogProblems: CatalogProblem[];
@@ -115,7 +113,7 @@ export async function createSessionWorker(
         ...(mcp ? { mcp } : {}),
       }),
     });
-    return { worker, connection, clientConnection, models, catalog, catalogProblems, mcp, memories, close: closeAll };
+    return { worker, connection, models, catalog, catalogProblems, mcp, memories, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

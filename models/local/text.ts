@@ -4,7 +4,6 @@
  * lemmatises and splits sentences; @node-rs/jieba segments and tags Chinese; `stopword` supplies the
  * stop-word lists. This module only maps their output onto one token shape and caches the models.
  */
-import { createRequire } from 'node:module';
 import { Jieba } from '@node-rs/jieba';
 import { dict } from '@node-rs/jieba/dict.js';
 import winkNLP, {
@@ -15,9 +14,8 @@ import winkNLP, {
   type WinkMethods,
 } from 'wink-nlp';
 import model from 'wink-eng-lite-web-model';
+import { eng, zho } from 'stopword';
 
-// stopword ships no type declarations; its lists are plain string arrays.
-const { eng, zho } = createRequire(import.meta.url)('stopword') as { eng: string[]; zho: string[] };
 const STOP_EN = new Set(eng);
 const STOP_ZH = new Set(zho);
 

@@ -1,8 +1,8 @@
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../worker/config.js';
+import { ConfigError, loadConfig, memoryDbPath } from '../../worker/config.js';
 import { TemporalCliError, ensureTemporalCli } from '../../dev/temporal-cli.js';
 
 describe('loadConfig', () => {
@@ -34,6 +34,20 @@ describe('loadConfig', () => {
   it('uses the openai provider for a keyless OpenAI-compatible server such as Ollama', () => {
     expect(loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' }).models.provider).toBe('openai');
     expect(loadConfig({ OPENAI_API_KEY: 'k', HARNESS_MODEL_PROVIDER: 'local' }).models.provider).toBe('local');
+  });
+});
+
+describe('the memory database path, one rule for the worker and `harness memory`', () => {
+  it('is HARNESS_MEMORY_DB, else memory.db in HARNESS_DATA_DIR, else .data/memory.db', () => {
+    expect(memoryDbPath({})).toBe(resolve('.data/memory.db'));
+    expect(memoryDbPath({ HARNESS_DATA_DIR: '/srv/harness' })).toBe('/srv/harness/memory.db');
+    expect(memoryDbPath({ HARNESS_DATA_DIR: '/srv/harness', HARNESS_MEMORY_DB: 'mem.db' })).toBe(resolve('mem.db'));
+  });
+
+  it('is the file the worker configuration opens', () => {
+    for (const env of [{}, { HARNESS_DATA_DIR: '/srv/harness' }, { HARNESS_MEMORY_DB: '/tmp/m.db' }]) {
+      expect(loadConfig(env).memoryDb).toBe(memoryDbPath(env));
+    }
   });
 });
 

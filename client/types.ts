@@ -1,0 +1,158 @@
+/**
+ * What the Session client takes and returns: connection, start and wait options, results, watch
+ * events, list rows; plus the enums and defaults a caller needs, each derived from the workflow's
+ * schemas rather than restated.
+ */
+import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
+import { COMMAND_NAMES } from '../workflows/control-signals.js';
+import type { CommandInput, ResourceRef, Sender, SettingsInput } from '../workflows/schemas.js';
+import { SESSION_STAGES, SessionState } from '../workflows/state.js';
+import type { DecisionRecord, SessionView } from '../workflows/view.js';
+
+/** Where and how to connect. Every field has a local-development default. */
+export interface ConnectOptions {
+  /** Temporal frontend `host:port`. Default `localhost:7233`. */
+  address?: string;
+  /** Default `default`. */
+  namespace?: string;
+  /** Task queue new Sessions are started on. Default `sessions`. */
+  taskQueue?: string;
+  /**
+   * `true` for TLS with the system's roots; an object for a private CA and/or mTLS (file paths).
+   * An API key turns TLS on unless this is `false`.
+   */
+  tls?: boolean | TlsFiles;
+  /** Temporal Cloud API key, sent as `Authorization: Bearer <key>`. */
+  apiKey?: string;
+  /** How long to wait for the first connection. Default 5000 ms. */
+  connectTimeoutMs?: number;
+  /** How long a query may wait for a worker to answer. Default 15000 ms. */
+  queryTimeoutMs?: number;
+}
+
+export interface TlsFiles {
+  /** Client certificate (PEM) for mTLS; needs `keyFile`. */
+  certFile?: string;
+  /** Client private key (PEM) for mTLS; needs `certFile`. */
+  keyFile?: string;
+  /** CA certificate (PEM) that signed the server's certificate, if not a public one. */
+  caFile?: string;
+  /** Overrides the TLS server name (SNI), e.g. behind a proxy. */
+  serverName?: string;
+}
+
+/** How a Session is created if the message is its first contact. Ignored for a running Session. */
+export interface StartOptions {
+  parentSessionId?: string;
+  profile?: string;
+  goals?: { session?: string; phase?: string };
+  settings?: Partial<SettingsInput>;
+  /** Overrides the Web UI summary (one line). Default `Session <id>: <first goal or message>`. */
+  summary?: string;
+  /** Overrides the Web UI details (Markdown). */
+  details?: string;
+}
+
+/** A task input; `messageId` is generated when absent. Reuse the same id when retrying: it de-duplicates. */
+export interface MessageDraft {
+  messageId?: string;
+  text: string;
+  resources?: ResourceRef[];
+  from?: Sender;
+}
+
+export interface SentMessage {
+  sessionId: string;
+  workflowId: string;
+  messageId: string;
+}
+
+export interface SubmitResult extends SentMessage {
+  seq: number;
+  duplicate: boolean;
+  /**
+   * With `wait`: the decision record of this input (`null` if it is older than the records the
+   * Session keeps). Without `wait`: undefined.
+   */
+  decision?: DecisionRecord | null;
+}
+
+/** What `waitForDecision` reports on each poll, for live progress. */
+export interface Progress {
+  stage: string;
+  /** Seq of the input being processed (or last processed). */
+  boundSeq: number;
+  queueLength: number;
+  status: SessionView['status'];
+}
+
+export interface WaitOptions {
+  /** Give up after this long with SessionTimeoutError. Default 120000 ms. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  intervalMs?: number;
+  onProgress?: (progress: Progress) => void;
+}
+
+export interface SubmitOptions {
+  start?: StartOptions;
+  /** Wait until the input is aligned, i.e. its decision record exists. */
+  wait?: boolean | WaitOptions;
+  /** Budget for the update itself (a worker must accept it). Default 60000 ms. */
+  timeoutMs?: number;
+}
+
+export type WatchEvent =
+  { type: 'stage'; stage: string; seq: number; view: SessionView } | { type: 'decision'; record: DecisionRecord };
+
+export interface WatchOptions {
+  signal?: AbortSignal;
+  /** Poll interval. Default 250 ms. */
+  intervalMs?: number;
+  /** Yield decisions after this seq. Default: only decisions made after the watch started. */
+  sinceSeq?: number;
+}
+
+export interface ListFilter {
+  /** A SessionStage value, e.g. `Idle` (case-insensitive). */
+  stage?: string;
+  /** A SessionStatus value: `active`, `paused` or `closed`. */
+  status?: string;
+  /** Only sub-sessions of this parent. */
+  parent?: string;
+  /** Extra visibility clause, ANDed, e.g. `StartTime > "2026-01-01T00:00:00Z"`. */
+  query?: string;
+  /** Most rows returned. Default 50. */
+  limit?: number;
+}
+
+export interface SessionSummary {
+  sessionId: string;
+  workflowId: string;
+  runId: string;
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, TERMINATED, ... */
+  executionStatus: string;
+  /** The Session's own status (SessionStatus): active, paused, closed. */
+  status: string | null;
+  stage: string | null;
+  goal: string | null;
+  parent: string | null;
+  taskQueue: string;
+  startTime: Date;
+  closeTime: Date | null;
+}
+
+export { SESSION_STAGES };
+/** Every value of the SessionStatus search attribute and of `snapshot().status`, from the state schema. */
+export const SESSION_STATUSES = SessionState.shape.status.options;
+export { COMMAND_NAMES };
+export type CommandName = CommandInput['name'];
+
+/** Where `create`/`connect` connect when not told otherwise: a local `temporal server start-dev`. */
+export const CONNECTION_DEFAULTS = {
+  address: 'localhost:7233',
+  namespace: 'default',
+  taskQueue: DEFAULT_TASK_QUEUE,
+  connectTimeoutMs: 5_000,
+  queryTimeoutMs: 15_000,
+} as const;
