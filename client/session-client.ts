@@ -4,16 +4,15 @@
  * Every payload is validated with the same zod schemas the workflow uses before anything is sent.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Client,
   Connection,
   WithStartWorkflowOperation,
-  type TLSConfig,
   type WorkflowHandle,
   type WorkflowIdReusePolicy,
 } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import type { z } from 'zod';
 import {
   DEFAULT_TASK_QUEUE,
@@ -56,10 +55,21 @@ import {
   translateError,
   type CallContext,
 } from './errors.js';
+import {
+  ConnectionConfigError,
+  connectionOptions,
+  resolveConnection,
+  type TemporalConnectionSettings,
+} from './connection.js';
+import { EncryptionError, codecFromEnv, encryptedDataConverter } from './encryption.js';
 
 export type { Capabilities, DecisionRecord, Goal, SessionView, BoundInput, OutOfScopeRequest };
 
-/** Where and how to connect. Every field has a local-development default. */
+/**
+ * Where and how to connect. Unset fields come from the Temporal environment (`TEMPORAL_ADDRESS`,
+ * `TEMPORAL_NAMESPACE`, `TEMPORAL_API_KEY`, `TEMPORAL_TLS_*`, `TEMPORAL_PROFILE` and `temporal.toml`,
+ * see client/connection.ts), then from local-development defaults.
+ */
 export interface ConnectOptions {
   /** Temporal frontend `host:port`. Default `localhost:7233`. */
   address?: string;
@@ -74,6 +84,19 @@ export interface ConnectOptions {
   tls?: boolean | TlsFiles;
   /** Temporal Cloud API key, sent as `Authorization: Bearer <key>`. */
   apiKey?: string;
+  /** `temporal.toml` profile. Default `TEMPORAL_PROFILE`, else `default`. */
+  profile?: string;
+  /** `temporal.toml` path. Default `TEMPORAL_CONFIG_FILE`, else `~/.config/temporalio/temporal.toml`. */
+  configFile?: string;
+  /** Environment to read; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Payload codec for everything sent and read. Default: AES-256-GCM with `HARNESS_ENCRYPTION_KEYS`
+   * when that is set (client/encryption.ts); `false` turns it off.
+   */
+  codec?: PayloadCodec | false;
+  /** Where deprecation warnings go. Default stderr. */
+  warn?: (message: string) => void;
   /** How long to wait for the first connection. Default 5000 ms. */
   connectTimeoutMs?: number;
   /** How long a query may wait for a worker to answer. Default 15000 ms. */
@@ -232,18 +255,51 @@ export class SessionClient {
    * A client whose connection is made on first use, so inputs are validated before the network is
    * touched (the CLI exits 2 on a bad message even when the server is down).
    */
-  static async create(options: ConnectOptions = {}): Promise<SessionClient> {
-    const address = options.address ?? 'localhost:7233';
-    const tls = await tlsConfig(options.tls);
+  static create(options: ConnectOptions = {}): Promise<SessionClient> {
+    try {
+      return Promise.resolve(SessionClient.build(options));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  private static build(options: ConnectOptions): SessionClient {
+    const env = options.env ?? process.env;
+    let settings: TemporalConnectionSettings;
+    let codec: PayloadCodec | undefined;
+    try {
+      settings = resolveConnection(
+        {
+          ...(options.address !== undefined ? { address: options.address } : {}),
+          ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+          ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+          ...(options.tls !== undefined ? { tls: options.tls } : {}),
+          ...(options.profile !== undefined ? { profile: options.profile } : {}),
+          ...(options.configFile !== undefined ? { configFile: options.configFile } : {}),
+        },
+        env,
+      );
+      codec = options.codec === false ? undefined : (options.codec ?? codecFromEnv(env));
+    } catch (err) {
+      if (err instanceof ConnectionConfigError || err instanceof EncryptionError) {
+        const field = err instanceof ConnectionConfigError ? err.field : 'HARNESS_ENCRYPTION_KEYS';
+        throw new InvalidInputError(err.message, [{ field, message: err.message }]);
+      }
+      throw err;
+    }
+    const warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
+    for (const warning of settings.warnings) warn(warning);
     const connection = Connection.lazy({
-      address,
-      ...(tls !== undefined ? { tls } : {}),
-      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      ...connectionOptions(settings),
       connectTimeout: options.connectTimeoutMs ?? 5_000,
     });
-    const client = new Client({ connection, namespace: options.namespace ?? 'default' });
+    const client = new Client({
+      connection,
+      namespace: settings.namespace,
+      ...(codec ? { dataConverter: encryptedDataConverter(codec) } : {}),
+    });
     return new SessionClient(client, {
-      address,
+      address: settings.address,
       ownsConnection: true,
       ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
       ...(options.queryTimeoutMs ? { queryTimeoutMs: options.queryTimeoutMs } : {}),
@@ -611,33 +667,6 @@ function parse<S extends z.ZodType>(schema: S, value: unknown, what: string, fie
     error.message,
     error.issues.map((i) => ({ ...i, field: i.field || field })),
   );
-}
-
-async function tlsConfig(tls: ConnectOptions['tls']): Promise<TLSConfig | boolean | undefined> {
-  if (tls === undefined || typeof tls === 'boolean') return tls;
-  if (Boolean(tls.certFile) !== Boolean(tls.keyFile)) {
-    throw new InvalidInputError('mTLS needs both a client certificate and its key (--tls-cert and --tls-key)', [
-      { field: tls.certFile ? 'tls.keyFile' : 'tls.certFile', message: 'missing' },
-    ]);
-  }
-  const read = async (file: string, field: string): Promise<Buffer> => {
-    try {
-      return await readFile(file);
-    } catch (err) {
-      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      throw new InvalidInputError(`cannot read ${field} file ${file}: ${why}`, [{ field, message: why }]);
-    }
-  };
-  const config: TLSConfig = {};
-  if (tls.caFile) config.serverRootCACertificate = await read(tls.caFile, 'tls.caFile');
-  if (tls.certFile && tls.keyFile) {
-    config.clientCertPair = {
-      crt: await read(tls.certFile, 'tls.certFile'),
-      key: await read(tls.keyFile, 'tls.keyFile'),
-    };
-  }
-  if (tls.serverName) config.serverNameOverride = tls.serverName;
-  return config;
 }
 
 /** Sleeps; resolves false instead if the signal aborts first. */
