@@ -15,6 +15,8 @@ export interface DevServerOptions {
   uiPort: number;
   httpPort: number;
   namespace: string;
+  /** Remote codec server the Web UI calls to show encrypted payloads (`npm run codec-server`). */
+  uiCodecEndpoint?: string;
   log: (line: string) => void;
 }
 
@@ -47,6 +49,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     '--log-level',
     'warn',
     ...devServerSearchAttributeFlags(),
+    ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
   ];
   // Its own process group: Ctrl-C reaches only us, and we stop the server after the worker has drained.
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
