@@ -36,7 +36,7 @@ function layerZones() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', 'test/.artifacts/**'] },
+  { ignores: ['node_modules/**', '.data/**', 'test/.artifacts/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -10,6 +10,7 @@ import { ResourceRef, describeIssues, type MessageInput, type SessionStart } fro
 import { DEFAULT_RECALL, type CapabilityCatalog, type RecallOptions } from '../capabilities/catalog.js';
 import type { MemoryRecall } from '../capabilities/memory-store.js';
 import { toModelFailure } from '../models/model-errors.js';
+import { recordModelCall } from './metrics.js';
 import type { CallOptions, Role, RoleModels } from '../models/roles.js';
 import type { SessionActivities } from '../workflows/activity-contract.js';
 
@@ -56,12 +57,20 @@ function callOptions(): CallOptions {
 }
 
 async function asModelCall<T>(role: Role, fn: () => Promise<T>): Promise<T> {
+  const started = performance.now();
   try {
-    return await fn();
+    const result = await fn();
+    recordModelCall(role, 'ok', performance.now() - started);
+    return result;
   } catch (err) {
     // A cancelled attempt (worker shutdown, workflow cancelled) is not a model failure.
-    if (Context.current().cancellationSignal.aborted) throw err;
-    throw toModelFailure(err, role);
+    if (Context.current().cancellationSignal.aborted) {
+      recordModelCall(role, 'cancelled', performance.now() - started);
+      throw err;
+    }
+    const failure = toModelFailure(err, role);
+    recordModelCall(role, failure.type ?? 'error', performance.now() - started);
+    throw failure;
   }
 }
 

@@ -63,7 +63,7 @@
  * Scores are graded by similarity inside each rule's band so that calibration has something to
  * move; the rule decides the band, and the bands are those of the default thresholds 0.65 / 0.35.
  */
-import similarity from 'wink-nlp/utilities/similarity';
+import similarity from 'wink-nlp/utilities/similarity.js';
 import type { RelevanceScores } from '../../workflows/decide.js';
 import {
   ACKNOWLEDGEMENTS,
