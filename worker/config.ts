@@ -56,6 +56,8 @@ export const EnvSchema = z.object({
   HARNESS_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   HARNESS_MAX_ACTIVITIES: optionalInt(1),
   HARNESS_MAX_WORKFLOW_TASKS: optionalInt(2),
+  HARNESS_DEPLOYMENT_NAME: optionalString,
+  HARNESS_BUILD_ID: optionalString,
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -80,6 +82,8 @@ export interface HarnessConfig {
     shutdownGraceMs: number;
     maxConcurrentActivities: number | undefined;
     maxConcurrentWorkflowTasks: number | undefined;
+    /** Worker Deployment Versioning: both set turns it on (docs/deploying.md, "Upgrades"). */
+    deployment: { name: string; buildId: string } | undefined;
   };
   dataDir: string;
   dev: { port: number; uiPort: number; httpPort: number; cliPath: string | undefined };
@@ -112,6 +116,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (Boolean(e.HARNESS_DEPLOYMENT_NAME) !== Boolean(e.HARNESS_BUILD_ID)) {
+    throw new ConfigError('Invalid configuration:\n  HARNESS_DEPLOYMENT_NAME and HARNESS_BUILD_ID go together');
+  }
   let temporal: TemporalConnectionSettings;
   let encryptionKeys: EncryptionKey[];
   try {
@@ -144,6 +151,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
       shutdownGraceMs: e.HARNESS_SHUTDOWN_GRACE_MS,
       maxConcurrentActivities: e.HARNESS_MAX_ACTIVITIES,
       maxConcurrentWorkflowTasks: e.HARNESS_MAX_WORKFLOW_TASKS,
+      deployment:
+        e.HARNESS_DEPLOYMENT_NAME && e.HARNESS_BUILD_ID
+          ? { name: e.HARNESS_DEPLOYMENT_NAME, buildId: e.HARNESS_BUILD_ID }
+          : undefined,
     },
     dataDir: resolve(e.HARNESS_DATA_DIR),
     dev: {

@@ -133,6 +133,17 @@ export async function createSessionWorker(
       // The payload codec runs here, outside the workflow sandbox; workflow code never sees ciphertext.
       ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
       ...(overrides.interceptors ? { interceptors: overrides.interceptors } : {}),
+      // Sessions live long and change code only behind patched(), so they move to each new current
+      // version (auto-upgrade) instead of pinning a months-long Session to the build that started it.
+      ...(config.worker.deployment
+        ? {
+            workerDeploymentOptions: {
+              useWorkerVersioning: true,
+              version: { deploymentName: config.worker.deployment.name, buildId: config.worker.deployment.buildId },
+              defaultVersioningBehavior: 'AUTO_UPGRADE' as const,
+            },
+          }
+        : {}),
       activities: createActivities({ models, catalog, memories, recall: config.recall, sessions }),
     });
     return { worker, connection, clientConnection, models, catalog, catalogProblems, mcp, memories, close: closeAll };

@@ -10,7 +10,10 @@ import type { HarnessConfig } from './config.js';
 
 /** One log entry as a JSON line; bigint and Error values are made printable. */
 export function jsonLogLine(entry: LogEntry): string {
-  const { sdkComponent, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
+  // Activity logs name the run `workflowRunId`; one `runId` field lets a log query join both kinds.
+  // The task token is a long opaque blob of no use to a reader.
+  const { sdkComponent, taskToken: _taskToken, ...meta } = (entry.meta ?? {}) as Record<string, unknown>;
+  if (meta.workflowRunId !== undefined && meta.runId === undefined) meta.runId = meta.workflowRunId;
   return JSON.stringify(
     {
       time: new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString(),
