@@ -28,8 +28,8 @@ export interface CliIO {
 }
 
 interface GlobalOptions {
-  address: string;
-  namespace: string;
+  address?: string;
+  namespace?: string;
   taskQueue: string;
   tls?: boolean;
   tlsCert?: string;
@@ -37,6 +37,7 @@ interface GlobalOptions {
   tlsCa?: string;
   tlsServerName?: string;
   apiKey?: string;
+  profile?: string;
   connectTimeout: string;
 }
 
@@ -85,24 +86,28 @@ function buildProgram(io: CliIO, line: (text: string) => void): Command {
     })
     .showSuggestionAfterError(true)
     .addOption(
-      new Option('--address <host:port>', 'Temporal frontend address')
-        .env('TEMPORAL_ADDRESS')
-        .default('localhost:7233'),
+      // No commander defaults or env for the connection: client/connection.ts resolves flags, then
+      // TEMPORAL_* and the temporal.toml profile, then localhost:7233 / default.
+      new Option(
+        '--address <host:port>',
+        'Temporal frontend address (default: TEMPORAL_ADDRESS, profile, localhost:7233)',
+      ),
     )
-    .addOption(new Option('--namespace <name>', 'Temporal namespace').env('TEMPORAL_NAMESPACE').default('default'))
+    .addOption(new Option('--namespace <name>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, profile, default)'))
+    .addOption(new Option('--profile <name>', 'temporal.toml profile (default: TEMPORAL_PROFILE, default)'))
     .addOption(
       new Option('--task-queue <name>', 'task queue new Sessions start on')
         .env('HARNESS_TASK_QUEUE')
         .default(DEFAULT_TASK_QUEUE),
     )
+    .addOption(new Option('--tls', 'connect with TLS (implied by --tls-cert, --tls-ca and --api-key; or TEMPORAL_TLS)'))
+    .addOption(new Option('--tls-cert <file>', 'client certificate (PEM) for mTLS (or TEMPORAL_TLS_CLIENT_CERT_PATH)'))
+    .addOption(new Option('--tls-key <file>', 'client private key (PEM) for mTLS (or TEMPORAL_TLS_CLIENT_KEY_PATH)'))
     .addOption(
-      new Option('--tls', 'connect with TLS (implied by --tls-cert, --tls-ca and --api-key)').env('TEMPORAL_TLS'),
+      new Option('--tls-ca <file>', 'CA certificate (PEM) of the server (or TEMPORAL_TLS_SERVER_CA_CERT_PATH)'),
     )
-    .addOption(new Option('--tls-cert <file>', 'client certificate (PEM) for mTLS').env('TEMPORAL_TLS_CERT'))
-    .addOption(new Option('--tls-key <file>', 'client private key (PEM) for mTLS').env('TEMPORAL_TLS_KEY'))
-    .addOption(new Option('--tls-ca <file>', 'CA certificate (PEM) of the server').env('TEMPORAL_TLS_CA'))
-    .addOption(new Option('--tls-server-name <name>', 'TLS server name override').env('TEMPORAL_TLS_SERVER_NAME'))
-    .addOption(new Option('--api-key <key>', 'Temporal Cloud API key').env('TEMPORAL_API_KEY'))
+    .addOption(new Option('--tls-server-name <name>', 'TLS server name override (or TEMPORAL_TLS_SERVER_NAME)'))
+    .addOption(new Option('--api-key <key>', 'Temporal Cloud API key (or TEMPORAL_API_KEY)'))
     .addOption(
       new Option('--connect-timeout <ms>', 'how long to wait for the server')
         .env('HARNESS_CONNECT_TIMEOUT_MS')
@@ -131,7 +136,13 @@ function buildProgram(io: CliIO, line: (text: string) => void): Command {
     .action(async (_opts: unknown, cmd: Command) => {
       const g = globals(cmd);
       const { runDev } = await import('../dev/dev.js');
-      await runDev({ env: { ...process.env, TEMPORAL_NAMESPACE: g.namespace, HARNESS_TASK_QUEUE: g.taskQueue } });
+      await runDev({
+        env: {
+          ...process.env,
+          ...(g.namespace ? { TEMPORAL_NAMESPACE: g.namespace } : {}),
+          HARNESS_TASK_QUEUE: g.taskQueue,
+        },
+      });
     });
 
   program
@@ -146,8 +157,9 @@ function buildProgram(io: CliIO, line: (text: string) => void): Command {
       const { runWorker } = await import('../worker/run-worker.js');
       const config = loadConfig({
         ...process.env,
-        TEMPORAL_ADDRESS: g.address,
-        TEMPORAL_NAMESPACE: g.namespace,
+        ...(g.address ? { TEMPORAL_ADDRESS: g.address } : {}),
+        ...(g.namespace ? { TEMPORAL_NAMESPACE: g.namespace } : {}),
+        ...(g.profile ? { TEMPORAL_PROFILE: g.profile } : {}),
         HARNESS_TASK_QUEUE: g.taskQueue,
       });
       await runWorker(config, (text) => line(`[worker] ${text}`));
@@ -468,8 +480,9 @@ function connectOptions(g: GlobalOptions): ConnectOptions {
   };
   const tls = Object.keys(files).length > 0 ? files : g.tls ? true : undefined;
   return {
-    address: g.address,
-    namespace: g.namespace,
+    ...(g.address ? { address: g.address } : {}),
+    ...(g.namespace ? { namespace: g.namespace } : {}),
+    ...(g.profile ? { profile: g.profile } : {}),
     taskQueue: g.taskQueue,
     connectTimeoutMs: positiveInt(g.connectTimeout, '--connect-timeout'),
     ...(tls !== undefined ? { tls } : {}),
@@ -598,6 +611,7 @@ function firstCommandIndex(argv: string[]): number {
     '--tls-ca',
     '--tls-server-name',
     '--api-key',
+    '--profile',
     '--connect-timeout',
   ]);
   for (let i = 0; i < argv.length; i++) {

