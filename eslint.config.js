@@ -9,12 +9,14 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 
 /**
  * The layers, top to bottom. A folder may import the folders listed after it in its own entry and
- * nothing above. `client/` is the library backend services import: it sees only `workflows/`.
+ * nothing above. `client/` is the library backend services import: it sees only `workflows/`. The
+ * worker and the dev stack use it too, for the connection settings and the payload codec they must
+ * share with every other client of the same cluster.
  */
 const LAYERS = {
   cli: ['dev', 'worker', 'activities', 'models', 'capabilities', 'client', 'workflows'],
-  dev: ['worker', 'activities', 'models', 'capabilities', 'workflows'],
-  worker: ['activities', 'models', 'capabilities', 'workflows'],
+  dev: ['worker', 'activities', 'models', 'capabilities', 'client', 'workflows'],
+  worker: ['activities', 'models', 'capabilities', 'client', 'workflows'],
   activities: ['models', 'capabilities', 'workflows'],
   models: ['workflows'],
   capabilities: ['workflows'],
@@ -34,7 +36,7 @@ function layerZones() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', 'test/.artifacts/**'] },
+  { ignores: ['node_modules/**', '.data/**', 'test/.artifacts/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

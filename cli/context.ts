@@ -24,8 +24,9 @@ export interface CommandContext {
 
 /** The global options, as commander hands them over (after their parsers ran). */
 export interface GlobalOptions {
-  address: string;
-  namespace: string;
+  address?: string;
+  namespace?: string;
+  profile?: string;
   taskQueue: string;
   tls?: boolean;
   tlsCert?: string;
@@ -38,30 +39,30 @@ export interface GlobalOptions {
 
 /** Adds the connection options every Session command shares; each may also come from the environment. */
 export function addConnectionOptions(program: Command): Command {
+  // No commander defaults or env for the connection: client/connection.ts resolves the flags, then
+  // TEMPORAL_* and the temporal.toml profile (as Temporal's CLI and SDKs do), then localhost:7233.
   return program
     .addOption(
-      new Option('--address <host:port>', 'Temporal frontend address')
-        .env('TEMPORAL_ADDRESS')
-        .default(CONNECTION_DEFAULTS.address),
+      new Option(
+        '--address <host:port>',
+        'Temporal frontend address (default: TEMPORAL_ADDRESS, profile, localhost:7233)',
+      ),
     )
-    .addOption(
-      new Option('--namespace <name>', 'Temporal namespace')
-        .env('TEMPORAL_NAMESPACE')
-        .default(CONNECTION_DEFAULTS.namespace),
-    )
+    .addOption(new Option('--namespace <name>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, profile, default)'))
+    .addOption(new Option('--profile <name>', 'temporal.toml profile (default: TEMPORAL_PROFILE, default)'))
     .addOption(
       new Option('--task-queue <name>', 'task queue new Sessions start on')
         .env('HARNESS_TASK_QUEUE')
         .default(CONNECTION_DEFAULTS.taskQueue),
     )
+    .addOption(new Option('--tls', 'connect with TLS (implied by --tls-cert, --tls-ca and --api-key; or TEMPORAL_TLS)'))
+    .addOption(new Option('--tls-cert <file>', 'client certificate (PEM) for mTLS (or TEMPORAL_TLS_CLIENT_CERT_PATH)'))
+    .addOption(new Option('--tls-key <file>', 'client private key (PEM) for mTLS (or TEMPORAL_TLS_CLIENT_KEY_PATH)'))
     .addOption(
-      new Option('--tls', 'connect with TLS (implied by --tls-cert, --tls-ca and --api-key)').env('TEMPORAL_TLS'),
+      new Option('--tls-ca <file>', 'CA certificate (PEM) of the server (or TEMPORAL_TLS_SERVER_CA_CERT_PATH)'),
     )
-    .addOption(new Option('--tls-cert <file>', 'client certificate (PEM) for mTLS').env('TEMPORAL_TLS_CERT'))
-    .addOption(new Option('--tls-key <file>', 'client private key (PEM) for mTLS').env('TEMPORAL_TLS_KEY'))
-    .addOption(new Option('--tls-ca <file>', 'CA certificate (PEM) of the server').env('TEMPORAL_TLS_CA'))
-    .addOption(new Option('--tls-server-name <name>', 'TLS server name override').env('TEMPORAL_TLS_SERVER_NAME'))
-    .addOption(new Option('--api-key <key>', 'Temporal Cloud API key').env('TEMPORAL_API_KEY'))
+    .addOption(new Option('--tls-server-name <name>', 'TLS server name override (or TEMPORAL_TLS_SERVER_NAME)'))
+    .addOption(new Option('--api-key <key>', 'Temporal Cloud API key (or TEMPORAL_API_KEY)'))
     .addOption(
       new Option('--connect-timeout <duration>', 'how long to wait for the server (5s, 1m; a bare number is ms)')
         .env('HARNESS_CONNECT_TIMEOUT_MS')
@@ -85,8 +86,9 @@ export function connectOptions(g: GlobalOptions): ConnectOptions {
   };
   const tls = Object.keys(files).length > 0 ? files : g.tls ? true : undefined;
   return {
-    address: g.address,
-    namespace: g.namespace,
+    ...(g.address ? { address: g.address } : {}),
+    ...(g.namespace ? { namespace: g.namespace } : {}),
+    ...(g.profile ? { profile: g.profile } : {}),
     taskQueue: g.taskQueue,
     connectTimeoutMs: g.connectTimeout,
     ...(tls !== undefined ? { tls } : {}),

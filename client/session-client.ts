@@ -32,6 +32,7 @@ import type { session } from '../workflows/session.js';
 import { STAGE, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';
 import type { Capabilities, DecisionRecord, Goal, SessionView } from '../workflows/view.js';
 import {
+  InvalidInputError,
   SessionClientError,
   SessionTimeoutError,
   ServerUnreachableError,
@@ -39,7 +40,14 @@ import {
   type CallContext,
 } from './errors.js';
 import { parse, startArgument, userMetadata, visibilityQuery, withMessageId } from './payloads.js';
-import { tlsConfig } from './tls.js';
+import type { PayloadCodec } from '@temporalio/common';
+import {
+  ConnectionConfigError,
+  connectionOptions,
+  resolveConnection,
+  type TemporalConnectionSettings,
+} from './connection.js';
+import { EncryptionError, codecFromEnv, encryptedDataConverter } from './encryption.js';
 import {
   CONNECTION_DEFAULTS,
   type CommandName,
@@ -90,18 +98,52 @@ export class SessionClient {
    * A client whose connection is made on first use, so inputs are validated before the network is
    * touched (the CLI exits 2 on a bad message even when the server is down).
    */
-  static async create(options: ConnectOptions = {}): Promise<SessionClient> {
-    const address = options.address ?? CONNECTION_DEFAULTS.address;
-    const tls = await tlsConfig(options.tls);
+  static create(options: ConnectOptions = {}): Promise<SessionClient> {
+    try {
+      return Promise.resolve(SessionClient.build(options));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  /** Resolves the connection the Temporal way (flags, then TEMPORAL_* and temporal.toml) and the codec. */
+  private static build(options: ConnectOptions): SessionClient {
+    const env = options.env ?? process.env;
+    let settings: TemporalConnectionSettings;
+    let codec: PayloadCodec | undefined;
+    try {
+      settings = resolveConnection(
+        {
+          ...(options.address !== undefined ? { address: options.address } : {}),
+          ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+          ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+          ...(options.tls !== undefined ? { tls: options.tls } : {}),
+          ...(options.profile !== undefined ? { profile: options.profile } : {}),
+          ...(options.configFile !== undefined ? { configFile: options.configFile } : {}),
+        },
+        env,
+      );
+      codec = options.codec === false ? undefined : (options.codec ?? codecFromEnv(env));
+    } catch (err) {
+      if (err instanceof ConnectionConfigError || err instanceof EncryptionError) {
+        const field = err instanceof ConnectionConfigError ? err.field : 'HARNESS_ENCRYPTION_KEYS';
+        throw new InvalidInputError(err.message, [{ field, message: err.message }]);
+      }
+      throw err;
+    }
+    const warn = options.warn ?? ((message: string) => process.stderr.write(`warning: ${message}\n`));
+    for (const warning of settings.warnings) warn(warning);
     const connection = Connection.lazy({
-      address,
-      ...(tls !== undefined ? { tls } : {}),
-      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      ...connectionOptions(settings),
       connectTimeout: options.connectTimeoutMs ?? CONNECTION_DEFAULTS.connectTimeoutMs,
     });
-    const client = new Client({ connection, namespace: options.namespace ?? CONNECTION_DEFAULTS.namespace });
+    const client = new Client({
+      connection,
+      namespace: settings.namespace,
+      ...(codec ? { dataConverter: encryptedDataConverter(codec) } : {}),
+    });
     return new SessionClient(client, {
-      address,
+      address: settings.address,
       ownsConnection: true,
       ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
       ...(options.queryTimeoutMs ? { queryTimeoutMs: options.queryTimeoutMs } : {}),

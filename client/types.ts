@@ -3,6 +3,7 @@
  * events, list rows; plus the enums and defaults a caller needs, each derived from the workflow's
  * schemas rather than restated.
  */
+import type { PayloadCodec } from '@temporalio/common';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 import { COMMAND_NAMES } from '../workflows/control-signals.js';
 import type { CommandInput, ResourceRef, Sender, SettingsInput } from '../workflows/schemas.js';
@@ -19,11 +20,24 @@ export interface ConnectOptions {
   taskQueue?: string;
   /**
    * `true` for TLS with the system's roots; an object for a private CA and/or mTLS (file paths).
-   * An API key turns TLS on unless this is `false`.
+   * An API key turns TLS on unless this is `false`. Unset: TEMPORAL_TLS_* and the profile decide.
    */
   tls?: boolean | TlsFiles;
   /** Temporal Cloud API key, sent as `Authorization: Bearer <key>`. */
   apiKey?: string;
+  /** `temporal.toml` profile. Default `TEMPORAL_PROFILE`, else `default`. */
+  profile?: string;
+  /** `temporal.toml` path. Default `TEMPORAL_CONFIG_FILE`, else `~/.config/temporalio/temporal.toml`. */
+  configFile?: string;
+  /** Environment to read unset fields from (`TEMPORAL_*`, see client/connection.ts); default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Payload codec for everything sent and read. Default: AES-256-GCM with `HARNESS_ENCRYPTION_KEYS`
+   * when that is set (client/encryption.ts); `false` turns it off.
+   */
+  codec?: PayloadCodec | false;
+  /** Where deprecation warnings go. Default stderr. */
+  warn?: (message: string) => void;
   /** How long to wait for the first connection. Default 5000 ms. */
   connectTimeoutMs?: number;
   /** How long a query may wait for a worker to answer. Default 15000 ms. */

@@ -15,6 +15,8 @@ export interface DevServerOptions {
   uiPort: number;
   httpPort: number;
   namespace: string;
+  /** Remote codec server the Web UI calls to show encrypted payloads (`npm run codec-server`). */
+  uiCodecEndpoint?: string;
   log: (line: string) => void;
   /** SQLite pragmas for the server's database (`--sqlite-pragma`); default DEFAULT_SQLITE_PRAGMAS. */
   sqlitePragmas?: Record<string, string>;
@@ -63,6 +65,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       `${name}=${value}`,
     ]),
     ...devServerSearchAttributeFlags(),
+    ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
   ];
   // Its own process group: Ctrl-C reaches only us, and we stop the server after the worker has drained.
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -2,19 +2,25 @@
  * What ops see in the Temporal Web UI: a dev server with the UI enabled, a worker, a Session created
  * by the client with a message, then headless Chromium opens the Session's page and finds the static
  * summary and details, the current details the workflow publishes, and the search attributes.
+ * The stack encrypts payloads (HARNESS_ENCRYPTION_KEYS) and the UI is pointed at our codec server,
+ * so every payload text the UI shows was decoded by that server in the browser's request.
  * Screenshots go to test/.artifacts/.
  *
  * Needs Debian's chromium at /usr/bin/chromium (`apt-get install chromium`); skipped without it.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCodecServer, type RunningCodecServer } from '../client/codec-server.js';
+import { codecFromEnv } from '../client/encryption.js';
 import { SessionClient } from '../client/session-client.js';
 import { MODEL, scriptedModels, uniqueId, userJson } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import { startOwnStack, type OwnStack } from './support/own-stack.js';
+import { freePorts } from './support/ports.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -32,7 +38,11 @@ describe.skipIf(!hasChromium)(
     let browser: BrowserContext;
     let page: Page;
     let uiUrl: string;
+    let codecServer: RunningCodecServer;
+    /** Decode requests that reached the codec server from the Web UI's origin. */
+    let uiDecodes = 0;
     const sessionId = uniqueId('ui');
+    const encryption = { HARNESS_ENCRYPTION_KEYS: `ui:${randomBytes(32).toString('base64')}` };
 
     beforeAll(async () => {
       models = await ScriptedModelServer.start();
@@ -45,9 +55,32 @@ describe.skipIf(!hasChromium)(
       });
       models.on(MODEL.agent, { content: 'Outline ready.' });
 
-      stack = await startOwnStack({ name: 'ui', models: scriptedModels(models) });
+      const [codecPort] = (await freePorts(1)) as [number];
+      const codecUrl = `http://127.0.0.1:${codecPort}`;
+      stack = await startOwnStack({
+        name: 'ui',
+        models: scriptedModels(models),
+        env: encryption,
+        uiCodecEndpoint: codecUrl,
+      });
       uiUrl = stack.server.uiUrl;
-      client = await SessionClient.connect({ address: stack.server.address, taskQueue: stack.taskQueue });
+      const codec = codecFromEnv(encryption)!;
+      codecServer = await startCodecServer({
+        port: codecPort,
+        allowedOrigins: [uiUrl],
+        codec: {
+          encode: (payloads) => codec.encode(payloads),
+          decode: (payloads) => {
+            uiDecodes++;
+            return codec.decode(payloads);
+          },
+        },
+      });
+      client = await SessionClient.connect({
+        address: stack.server.address,
+        taskQueue: stack.taskQueue,
+        env: encryption,
+      });
       const submitted = await client.submit(sessionId, { text: GOAL, messageId: 'ui-1' }, { wait: true });
       expect(submitted.decision?.decision).toBe('initialize');
 
@@ -73,6 +106,7 @@ describe.skipIf(!hasChromium)(
       await browser?.close();
       await client?.close();
       await stack?.stop();
+      await codecServer?.close();
       await models?.close();
     });
 
@@ -91,6 +125,8 @@ describe.skipIf(!hasChromium)(
       expect(frames).toContain(`Session ${sessionId}: ${GOAL}`);
       expect(frames).toMatch(/Stage: Idle · Status: active/);
       expect(frames).toContain('Loaded:');
+      // Summary, details and current details are encrypted payloads: the browser had them decoded.
+      expect(uiDecodes).toBeGreaterThan(0);
       await page.screenshot({ path: join(ARTIFACTS, 'web-ui-session-metadata.png'), fullPage: true });
     });
 

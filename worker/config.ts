@@ -4,6 +4,8 @@
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ConnectionConfigError, resolveConnection, type TemporalConnectionSettings } from '../client/connection.js';
+import { EncryptionError, parseEncryptionKeys, type EncryptionKey } from '../client/encryption.js';
 import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 
@@ -16,11 +18,14 @@ const optionalString = z
   .transform((v) => (v === '' ? undefined : v))
   .optional();
 
+/** An optional whole number whose empty string means unset. */
+const optionalInt = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  optionalString.pipe(z.coerce.number<string | undefined>().int().min(min).max(max).optional());
+
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65_535).default(fallback);
 
 export const EnvSchema = z.object({
-  TEMPORAL_ADDRESS: z.string().trim().min(1).default('localhost:7233'),
-  TEMPORAL_NAMESPACE: z.string().trim().min(1).default('default'),
+  // TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE: see client/connection.ts.
   HARNESS_TASK_QUEUE: z.string().trim().min(1).default(DEFAULT_TASK_QUEUE),
   TEMPORAL_CLI_PATH: optionalString,
   HARNESS_DATA_DIR: z.string().trim().min(1).default(DEFAULT_DATA_DIR),
@@ -50,11 +55,45 @@ export const EnvSchema = z.object({
   HARNESS_MCP_CONFIG: optionalString,
   HARNESS_MCP_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
   HARNESS_MCP_REFRESH_MS: z.coerce.number().int().min(0).default(0),
+  HARNESS_ENCRYPTION_KEYS: optionalString,
+  HARNESS_METRICS_PORT: optionalInt(0, 65_535),
+  HARNESS_METRICS_HOST: z.string().trim().min(1).default('0.0.0.0'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
+  HARNESS_LOG_FORMAT: z.enum(['json', 'text']).default('text'),
+  HARNESS_LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+  HARNESS_WORKFLOW_BUNDLE: optionalString,
+  HARNESS_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+  HARNESS_MAX_ACTIVITIES: optionalInt(1),
+  HARNESS_MAX_WORKFLOW_TASKS: optionalInt(2),
+  HARNESS_DEPLOYMENT_NAME: optionalString,
+  HARNESS_BUILD_ID: optionalString,
 });
 export type Env = z.infer<typeof EnvSchema>;
 
 export interface HarnessConfig {
-  temporal: { address: string; namespace: string; taskQueue: string };
+  /** Connection (address, namespace, TLS, API key) plus the task queue this worker polls. */
+  temporal: TemporalConnectionSettings & { taskQueue: string };
+  /** AES-256-GCM keys; the first encrypts. Empty: payloads are stored in the clear. */
+  encryptionKeys: EncryptionKey[];
+  telemetry: {
+    /** Prometheus scrape endpoint port (`/metrics`); undefined: no endpoint. */
+    metricsPort: number | undefined;
+    metricsHost: string;
+    /** OTLP/HTTP endpoint for traces; undefined: no tracing. */
+    otlpEndpoint: string | undefined;
+    logFormat: 'json' | 'text';
+    logLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  };
+  worker: {
+    /** Prebuilt workflow bundle (`npm run build` writes dist/workflow-bundle.js); undefined: bundle at start. */
+    workflowBundle: string | undefined;
+    /** How long in-flight activities may finish after SIGTERM before they are cancelled. */
+    shutdownGraceMs: number;
+    maxConcurrentActivities: number | undefined;
+    maxConcurrentWorkflowTasks: number | undefined;
+    /** Worker Deployment Versioning: both set turns it on (docs/deploying.md, "Upgrades"). */
+    deployment: { name: string; buildId: string } | undefined;
+  };
   dataDir: string;
   dev: { port: number; uiPort: number; httpPort: number; cliPath: string | undefined };
   catalogDir: string;
@@ -98,6 +137,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (Boolean(e.HARNESS_DEPLOYMENT_NAME) !== Boolean(e.HARNESS_BUILD_ID)) {
+    throw new ConfigError('Invalid configuration:\n  HARNESS_DEPLOYMENT_NAME and HARNESS_BUILD_ID go together');
+  }
+  let temporal: TemporalConnectionSettings;
+  let encryptionKeys: EncryptionKey[];
+  try {
+    temporal = resolveConnection({}, env);
+    encryptionKeys = e.HARNESS_ENCRYPTION_KEYS ? parseEncryptionKeys(e.HARNESS_ENCRYPTION_KEYS) : [];
+  } catch (err) {
+    if (err instanceof ConnectionConfigError || err instanceof EncryptionError) {
+      throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
+    }
+    throw err;
+  }
   const byRole: Partial<Record<Role, string>> = {};
   for (const role of ROLES) {
     const specific = e[`HARNESS_${role.toUpperCase()}_MODEL` as keyof Env] as string | undefined;
@@ -105,7 +158,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
     if (model) byRole[role] = model;
   }
   return {
-    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, taskQueue: e.HARNESS_TASK_QUEUE },
+    temporal: { ...temporal, taskQueue: e.HARNESS_TASK_QUEUE },
+    encryptionKeys,
+    telemetry: {
+      metricsPort: e.HARNESS_METRICS_PORT,
+      metricsHost: e.HARNESS_METRICS_HOST,
+      otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+      logFormat: e.HARNESS_LOG_FORMAT,
+      logLevel: e.HARNESS_LOG_LEVEL,
+    },
+    worker: {
+      workflowBundle: e.HARNESS_WORKFLOW_BUNDLE ? resolve(e.HARNESS_WORKFLOW_BUNDLE) : undefined,
+      shutdownGraceMs: e.HARNESS_SHUTDOWN_GRACE_MS,
+      maxConcurrentActivities: e.HARNESS_MAX_ACTIVITIES,
+      maxConcurrentWorkflowTasks: e.HARNESS_MAX_WORKFLOW_TASKS,
+      deployment:
+        e.HARNESS_DEPLOYMENT_NAME && e.HARNESS_BUILD_ID
+          ? { name: e.HARNESS_DEPLOYMENT_NAME, buildId: e.HARNESS_BUILD_ID }
+          : undefined,
+    },
     dataDir: resolve(e.HARNESS_DATA_DIR),
     dev: {
       port: e.HARNESS_DEV_PORT,

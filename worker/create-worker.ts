@@ -14,10 +14,21 @@ import type { MemoryBackend } from '../capabilities/memory-model.js';
 import { openMemoryStore } from '../capabilities/open-memory-store.js';
 import { OpenAIModels } from '../models/openai-models.js';
 import type { RoleModels } from '../models/roles.js';
+import { connectionOptions } from '../client/connection.js';
+import { AesGcmPayloadCodec, encryptedDataConverter } from '../client/encryption.js';
 import type { HarnessConfig } from './config.js';
 import { temporalSessionDirectory } from './session-directory.js';
 
 const require = createRequire(import.meta.url);
+
+/** The workflow sources, for a worker that bundles at start (tsx: `.ts`; the built `dist/`: `.js`). */
+function workflowsSource(): string {
+  try {
+    return require.resolve('../workflows/index.ts');
+  } catch {
+    return require.resolve('../workflows/index.js');
+  }
+}
 
 export function createModels(config: HarnessConfig['models']): RoleModels {
   if (config.provider === 'openai') {
@@ -46,7 +57,7 @@ export interface BuiltWorker {
 /** Creates (but does not run) a worker. `workflowBundle` skips bundling when a prebuilt bundle exists. */
 export async function createSessionWorker(
   config: HarnessConfig,
-  overrides: Partial<Pick<WorkerOptions, 'workflowBundle'>> & {
+  overrides: Partial<Pick<WorkerOptions, 'workflowBundle' | 'interceptors'>> & {
     models?: RoleModels;
     catalog?: IndexedCatalog;
     /** Wraps the session directory (tests use it to stop a worker at a chosen point). */
@@ -89,21 +100,49 @@ export async function createSessionWorker(
   try {
     memories ??= await openMemoryStore({ url: config.memoryUrl, file: config.memoryDb });
     const models = overrides.models ?? createModels(config.models);
-    const connection = await NativeConnection.connect({ address: config.temporal.address });
+    const connection = await NativeConnection.connect(connectionOptions(config.temporal));
     opened.push(() => connection.close());
-    const clientConnection = await Connection.connect({ address: config.temporal.address });
+    const clientConnection = await Connection.connect(connectionOptions(config.temporal));
     opened.push(() => clientConnection.close());
+    const codec = config.encryptionKeys.length > 0 ? new AesGcmPayloadCodec(config.encryptionKeys) : undefined;
     const directory = temporalSessionDirectory(
-      new Client({ connection: clientConnection, namespace: config.temporal.namespace }),
+      new Client({
+        connection: clientConnection,
+        namespace: config.temporal.namespace,
+        ...(codec ? { dataConverter: encryptedDataConverter(codec) } : {}),
+      }),
     );
     const sessions = overrides.wrapSessions ? overrides.wrapSessions(directory) : directory;
+    const bundle =
+      overrides.workflowBundle ??
+      (config.worker.workflowBundle ? { codePath: config.worker.workflowBundle } : undefined);
     const worker = await Worker.create({
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      ...(overrides.workflowBundle
-        ? { workflowBundle: overrides.workflowBundle }
-        : { workflowsPath: require.resolve('../workflows/index.ts') }),
+      ...(bundle ? { workflowBundle: bundle } : { workflowsPath: workflowsSource() }),
+      // Activities (model calls) get this long to finish after SIGTERM; then they are cancelled.
+      shutdownGraceTime: config.worker.shutdownGraceMs,
+      ...(config.worker.maxConcurrentActivities
+        ? { maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities }
+        : {}),
+      ...(config.worker.maxConcurrentWorkflowTasks
+        ? { maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks }
+        : {}),
+      // The payload codec runs here, outside the workflow sandbox; workflow code never sees ciphertext.
+      ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
+      ...(overrides.interceptors ? { interceptors: overrides.interceptors } : {}),
+      // Sessions live long and change code only behind patched(), so they move to each new current
+      // version (auto-upgrade) instead of pinning a months-long Session to the build that started it.
+      ...(config.worker.deployment
+        ? {
+            workerDeploymentOptions: {
+              useWorkerVersioning: true,
+              version: { deploymentName: config.worker.deployment.name, buildId: config.worker.deployment.buildId },
+              defaultVersioningBehavior: 'AUTO_UPGRADE' as const,
+            },
+          }
+        : {}),
       activities: createActivities({
         models,
         catalog,

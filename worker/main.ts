@@ -1,15 +1,28 @@
 /**
- * `npm run worker`: a Session worker against TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE on
- * HARNESS_TASK_QUEUE. Run as many as you like on the same queue.
+ * `npm run worker` (TypeScript through tsx) and `node dist/worker/main.js` (the built worker): a
+ * Session worker configured by the environment (TEMPORAL_* connection, HARNESS_* settings; see
+ * docs/deploying.md). Run as many as you like on the same task queue.
+ *
+ * The built worker loads dist/workflow-bundle.js, written by `npm run build`, instead of bundling
+ * the workflows at start; HARNESS_WORKFLOW_BUNDLE points at another bundle.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config.js';
 import { runWorker } from './run-worker.js';
+import { ConnectionConfigError } from '../client/connection.js';
 
 const log = (line: string) => process.stdout.write(`[worker] ${line}\n`);
 
+/** dist/workflow-bundle.js beside dist/worker/, present only in a build. */
+const prebuilt = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+
 try {
-  await runWorker(loadConfig(), log);
+  const env = { ...process.env };
+  if (!env.HARNESS_WORKFLOW_BUNDLE && existsSync(prebuilt)) env.HARNESS_WORKFLOW_BUNDLE = prebuilt;
+  await runWorker(loadConfig(env), log);
 } catch (err) {
-  process.stderr.write(`${err instanceof ConfigError ? err.message : ((err as Error).stack ?? String(err))}\n`);
+  const known = err instanceof ConfigError || err instanceof ConnectionConfigError;
+  process.stderr.write(`${known ? err.message : ((err as Error).stack ?? String(err))}\n`);
   process.exitCode = 1;
 }

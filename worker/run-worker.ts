@@ -1,10 +1,29 @@
 /**
  * Runs a Session worker until SIGINT/SIGTERM, logging where it polls and which model serves each role.
  */
+import { Runtime } from '@temporalio/worker';
 import type { HarnessConfig } from './config.js';
 import { createSessionWorker } from './create-worker.js';
+import { installTelemetry } from './telemetry.js';
 
-export async function runWorker(config: HarnessConfig, log: (line: string) => void): Promise<void> {
+/**
+ * Installs the process's telemetry (metrics endpoint, JSON logs) unless `installRuntime` is false
+ * because the embedder installed the SDK runtime itself, then runs the worker.
+ */
+export async function runWorker(
+  config: HarnessConfig,
+  log: (line: string) => void,
+  options: { installRuntime?: boolean } = {},
+): Promise<void> {
+  if (options.installRuntime !== false) {
+    const { metricsUrl } = installTelemetry(config.telemetry);
+    // In JSON mode our own lines go through the SDK logger too, so a log shipper sees one format.
+    if (config.telemetry.logFormat === 'json')
+      log = (line) => {
+        Runtime.instance().logger.info(line);
+      };
+    if (metricsUrl) log(`metrics: ${metricsUrl}`);
+  }
   const built = await createSessionWorker(config, { log });
   const size = built.catalog.size();
   log(`catalog: ${size.skills} skills, ${size.toolsets} toolsets from ${config.catalogDir}`);
@@ -15,7 +34,11 @@ export async function runWorker(config: HarnessConfig, log: (line: string) => vo
   log(`memories: ${await built.memories.count()} in ${built.memories.location}`);
   for (const [role, model] of Object.entries(built.models.describe())) log(`model ${role}: ${model}`);
   log(
-    `worker polling task queue "${config.temporal.taskQueue}" on ${config.temporal.address} (namespace ${config.temporal.namespace})`,
+    `workflows: ${config.worker.workflowBundle ? `prebuilt bundle ${config.worker.workflowBundle}` : 'bundled at start'}`,
+  );
+  log(
+    `worker polling task queue "${config.temporal.taskQueue}" on ${config.temporal.address} (namespace ${config.temporal.namespace}` +
+      `${config.temporal.tls ? ', TLS' : ''}${config.encryptionKeys.length > 0 ? `, payloads encrypted with key "${config.encryptionKeys[0]?.id}"` : ''})`,
   );
   // Worker.run installs its own SIGINT/SIGTERM handling and drains in-flight tasks before returning.
   try {

@@ -7,8 +7,8 @@
  * returned in their original order, within a word budget. Sentences without content terms
  * ("continue", "ok") are never picked; nothing is paraphrased or invented.
  */
-import similarity from 'wink-nlp/utilities/similarity';
-import bm25Vectorizer from 'wink-nlp/utilities/bm25-vectorizer';
+import similarity from 'wink-nlp/utilities/similarity.js';
+import bm25Vectorizer from 'wink-nlp/utilities/bm25-vectorizer.js';
 import type { CompactRequest } from '../../workflows/activity-contract.js';
 import { isDiscourseWord } from './cues.js';
 import { analyse, contentTerms, itsHelper, sentences } from './text.js';

@@ -22,7 +22,13 @@ export interface OwnStack {
   stop(): Promise<void>;
 }
 
-export async function startOwnStack(options: { name: string; models: RoleModels }): Promise<OwnStack> {
+export async function startOwnStack(options: {
+  name: string;
+  models: RoleModels;
+  /** Extra worker environment, e.g. HARNESS_ENCRYPTION_KEYS. */
+  env?: Record<string, string>;
+  uiCodecEndpoint?: string;
+}): Promise<OwnStack> {
   const [port, uiPort, httpPort] = (await freePorts(3)) as [number, number, number];
   const dataDir = mkdtempSync(join(tmpdir(), `harness-${options.name}-`));
   const taskQueue = uniqueId(options.name);
@@ -33,10 +39,16 @@ export async function startOwnStack(options: { name: string; models: RoleModels 
     uiPort,
     httpPort,
     namespace: 'default',
+    ...(options.uiCodecEndpoint ? { uiCodecEndpoint: options.uiCodecEndpoint } : {}),
     log: () => {},
   });
   const built = await createSessionWorker(
-    loadConfig({ TEMPORAL_ADDRESS: server.address, HARNESS_TASK_QUEUE: taskQueue, HARNESS_DATA_DIR: dataDir }),
+    loadConfig({
+      ...options.env,
+      TEMPORAL_ADDRESS: server.address,
+      HARNESS_TASK_QUEUE: taskQueue,
+      HARNESS_DATA_DIR: dataDir,
+    }),
     { workflowBundle: { codePath: inject('workflowBundlePath') }, models: options.models, catalog: catalog() },
   );
   const running = built.worker.run();

@@ -8,7 +8,13 @@ import { TemporalCliError, ensureTemporalCli } from '../../dev/temporal-cli.js';
 describe('loadConfig', () => {
   it('has working defaults', () => {
     const config = loadConfig({});
-    expect(config.temporal).toEqual({ address: 'localhost:7233', namespace: 'default', taskQueue: 'sessions' });
+    expect(config.temporal).toEqual({
+      address: 'localhost:7233',
+      namespace: 'default',
+      taskQueue: 'sessions',
+      warnings: [],
+    });
+    expect(config.encryptionKeys).toEqual([]);
     expect(config.models.provider).toBe('local');
   });
 
