@@ -3,32 +3,18 @@
  * (a model client pointed at a local server, a real catalog) instead of module mocks.
  */
 import { createHash } from 'node:crypto';
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { ResourceRef, type MessageInput, type SessionStart, type SubmitResult } from '../workflows/schemas.js';
+import { ResourceRef } from '../workflows/schemas.js';
 import { describeIssues } from '../workflows/text.js';
-import { DEFAULT_RECALL, type CapabilityCatalog, type RecallOptions } from '../capabilities/catalog.js';
-import type { MemoryRecall } from '../capabilities/memory-store.js';
-import { toModelFailure } from '../models/model-errors.js';
-import type { CallOptions, Role, RoleModels } from '../models/roles.js';
-import type { SessionActivities } from '../workflows/activity-contract.js';
+import { DEFAULT_RECALL } from '../capabilities/catalog.js';
+import type { AgentActivities, SessionActivities } from '../workflows/activity-contract.js';
+import { createAgentStep } from './agent-step.js';
+import type { ActivityDeps, SessionDirectory } from './deps.js';
+import { asModelCall, callOptions } from './model-call.js';
+import { createRunTool } from './run-tool.js';
 
-/** Starts Session workflows for `session_create_sub`; the worker implements it with a Temporal client. */
-export interface SessionDirectory {
-  /** Update-with-start `submit`: the receiver's answer, or a non-retryable `HandOverRefused` failure. */
-  submitWithStart(args: { start: SessionStart; taskQueue: string; message: MessageInput }): Promise<SubmitResult>;
-  /** `submit` to a running Session: its answer, or a non-retryable `HandOverRefused` failure. */
-  submit(args: { sessionId: string; message: MessageInput }): Promise<SubmitResult>;
-}
-
-export interface ActivityDeps {
-  models: RoleModels;
-  catalog: CapabilityCatalog;
-  memories?: MemoryRecall;
-  recall?: Partial<RecallOptions>;
-  sessions?: SessionDirectory;
-}
+export type { ActivityDeps, SessionDirectory } from './deps.js';
 
 /**
  * The id of the sub-session created for one request: derived from the parent and the request's
@@ -48,27 +34,8 @@ const RelevanceRequestSchema = z
   })
   .strict();
 
-/** Time left for one model call inside this activity attempt, and its cancellation signal. */
-function callOptions(): CallOptions {
-  const ctx = Context.current();
-  const budget = ctx.info.startToCloseTimeoutMs;
-  // Leave a little of the attempt's budget so the model client's own timeout fires first and the
-  // failure is classified as a model timeout rather than a bare activity timeout.
-  const timeoutMs = Math.max(100, budget > 1_000 ? budget - 250 : Math.floor(budget * 0.8));
-  return { timeoutMs, signal: ctx.cancellationSignal };
-}
-
-async function asModelCall<T>(role: Role, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    // A cancelled attempt (worker shutdown, workflow cancelled) is not a model failure.
-    if (Context.current().cancellationSignal.aborted) throw err;
-    throw toModelFailure(err, role);
-  }
-}
-
-export function createActivities(deps: ActivityDeps): SessionActivities {
+/** Every activity the Session workflow schedules, the inner loop's included; the worker registers them all. */
+export function createActivities(deps: ActivityDeps): SessionActivities & AgentActivities {
   const { models, catalog, memories } = deps;
   const directory = (): SessionDirectory => {
     if (!deps.sessions) {
@@ -80,6 +47,9 @@ export function createActivities(deps: ActivityDeps): SessionActivities {
     return deps.sessions;
   };
   return {
+    agentStep: createAgentStep(deps),
+    runTool: createRunTool(deps),
+
     async relevance(request) {
       const parsed = RelevanceRequestSchema.safeParse(request);
       if (!parsed.success) {
@@ -95,12 +65,13 @@ export function createActivities(deps: ActivityDeps): SessionActivities {
       return asModelCall('extraction', () => models.extract(request, callOptions()));
     },
 
-    recall(request) {
+    async recall(request) {
       const query = request.terms.length > 0 ? request.terms.join(' ') : request.text;
       const options = { ...DEFAULT_RECALL, ...deps.recall };
       const found = catalog.recall(query, options);
       const scope = { sessionId: request.sessionId, ...(request.userId ? { userId: request.userId } : {}) };
-      return Promise.resolve({ ...found, memories: memories ? memories.recall(query, scope, options) : [] });
+      // Memory candidates carry their text (shown in the activity result in the Web UI).
+      return { ...found, memories: memories ? await memories.recall(query, scope, options) : [] };
     },
 
     async orchestrate(request) {
@@ -125,10 +96,9 @@ export function createActivities(deps: ActivityDeps): SessionActivities {
           requiresApproval: t.requiresApproval,
         }));
       });
-      const recalled = request.memories.flatMap((id) => {
-        const text = memories?.text(id);
-        return text === undefined ? [] : [{ id, text }];
-      });
+      // With HARNESS_MEMORY_URL every worker reads the same store, so any worker can resolve the ids.
+      const texts = await Promise.all(request.memories.map(async (id) => ({ id, text: await memories?.text(id) })));
+      const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
       return asModelCall('agent', () =>
         models.agent(
           {

@@ -52,6 +52,13 @@ export const ToolsetFile = z.object({
   name: text().trim().min(1, 'must not be empty'),
   description: text().trim().min(1, 'must not be empty'),
   tags: Tags.default([]),
+  /**
+   * A file only declares tools, so a backend service runs them and answers with the `toolResult`
+   * signal. `false` says nobody does (yet): calls then get an error result rather than a wait.
+   */
+  external: z.boolean({ error: 'must be true or false' }).default(true),
+  /** Every tool of the set needs the user's approval, whatever the tool itself says. */
+  requiresApproval: z.boolean({ error: 'must be true or false' }).default(false),
   tools: z
     .array(ToolDeclarationSchema, {
       error: (issue) => (issue.input === undefined ? 'is required' : 'must be a list of tools'),
@@ -153,7 +160,14 @@ function loadToolset(root: string, file: string): ToolsetEntry | CatalogProblem[
   if (parsed.data.id !== expected) {
     return [{ file: shown, message: `id: must match the file name "${expected}" (got "${parsed.data.id}")` }];
   }
-  return { kind: 'toolset', ...parsed.data, source: shown };
+  const { external, requiresApproval, tools, ...rest } = parsed.data;
+  return {
+    kind: 'toolset',
+    ...rest,
+    tools: tools.map((tool) => ({ ...tool, requiresApproval: requiresApproval || tool.requiresApproval })),
+    ...(external ? { execution: 'external' as const } : {}),
+    source: shown,
+  };
 }
 
 /** Names in `dir`, sorted, without hidden ones (`.git`, `.DS_Store`). */

@@ -11,12 +11,16 @@ import { dirname, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { CatalogEntry, IndexedCatalog, ToolDeclaration, ToolsetEntry } from './catalog.js';
 import type { CatalogProblem } from './catalog-files.js';
 
 export const DEFAULT_MCP_TIMEOUT_MS = 10_000;
+/** The `_meta` key under which a tool call carries the Session's call id. */
+export const MCP_CALL_ID_META = 'session-harness/callId';
+/** Bound on one tool call when the server entry sets neither `toolTimeoutMs` nor `timeoutMs`. */
+export const DEFAULT_MCP_TOOL_TIMEOUT_MS = 60_000;
 
 const text = () => z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') });
 const stringMap = () => z.record(z.string(), text(), { error: 'must be an object of string values' });
@@ -40,6 +44,13 @@ const CommonFields = {
     .int('must be a whole number of milliseconds')
     .min(100, 'must be at least 100')
     .max(300_000, 'must be at most 300000')
+    .optional(),
+  /** Bound on one tool call; `timeoutMs` when absent (starting a server can be quicker than its work). */
+  toolTimeoutMs: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be at least 100')
+    .max(3_600_000, 'must be at most 3600000')
     .optional(),
   disabled: z.boolean({ error: 'must be true or false' }).default(false),
 };
@@ -254,6 +265,8 @@ interface ServerSlot {
   status: McpServerStatus;
   live?: Live;
   toolset?: ToolsetEntry;
+  /** JSON of `toolset`, computed once per listing, so a refresh compares strings instead of re-serialising. */
+  fingerprint?: string;
   /** The last lines the stdio server wrote to stderr, for failure messages. */
   stderr: string[];
 }
@@ -261,6 +274,16 @@ interface ServerSlot {
 const STDERR_LINES = 5;
 
 class TimeoutError extends Error {}
+
+/** No configured MCP server has the toolset a call names. */
+export class McpToolsetUnknown extends Error {
+  override name = 'McpToolsetUnknown';
+}
+
+/** The server is configured but not connected, so the call was never sent. */
+export class McpServerUnavailable extends Error {
+  override name = 'McpServerUnavailable';
+}
 
 function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -286,7 +309,7 @@ export class McpCatalog {
   private interval: NodeJS.Timeout | undefined;
   private inFlight: Promise<McpRefreshReport> | undefined;
   private readonly serverRefreshes = new Map<string, Promise<CatalogProblem | undefined>>();
-  private lastFingerprint = '[]';
+  private lastFingerprint = '';
   private readonly closings = new Set<Promise<void>>();
   private closing = false;
 
@@ -350,6 +373,43 @@ export class McpCatalog {
 
   status(): McpServerStatus[] {
     return this.slots.map((slot) => ({ ...slot.status }));
+  }
+
+  /**
+   * Calls `tool` on the server behind toolset `toolsetId`, bounded by the entry's `toolTimeoutMs`
+   * (else `timeoutMs`, else one minute) and by `maxTimeoutMs`. A server that is down is reconnected first. Throws McpToolsetUnknown when no
+   * configured server has this toolset id, and McpServerUnavailable when the request could not be
+   * sent: both before anything ran, so the caller may retry the second. Anything thrown after the
+   * request went out (timeout, lost connection, `signal` aborted) propagates as the SDK raised it.
+   */
+  async callTool(
+    toolsetId: string,
+    tool: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; maxTimeoutMs?: number; onProgress?: () => void; callId?: string } = {},
+  ): Promise<CallToolResult> {
+    const slot = this.slots.find((s) => s.definition.id === toolsetId);
+    if (!slot) throw new McpToolsetUnknown(`no MCP server is configured for toolset "${toolsetId}"`);
+    if (!slot.live || slot.live.closed) await this.refreshServer(slot).then(() => this.emitIfChanged());
+    const live = slot.live;
+    if (this.closing || !live || live.closed || slot.status.state !== 'ready') {
+      throw new McpServerUnavailable(
+        `MCP server "${slot.definition.name}" is not connected: ${slot.status.error ?? 'shutting down'}`,
+      );
+    }
+    const { config } = slot.definition;
+    // Not the catalog-wide start-up bound: listing tools is quick, a tool's work often is not.
+    const configured = config.toolTimeoutMs ?? config.timeoutMs ?? DEFAULT_MCP_TOOL_TIMEOUT_MS;
+    const timeout = Math.min(configured, options.maxTimeoutMs ?? configured);
+    // The call id travels in `_meta`, so a server whose side effects must happen once can recognise
+    // a call that a retried activity sends again.
+    const meta = options.callId ? { _meta: { [MCP_CALL_ID_META]: options.callId } } : {};
+    const result = await live.client.callTool({ name: tool, arguments: args, ...meta }, undefined, {
+      timeout,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onprogress: options.onProgress } : {}),
+    });
+    return result as CallToolResult;
   }
 
   /** Stops the interval and disconnects every server (stdio servers are terminated). */
@@ -506,7 +566,9 @@ export class McpCatalog {
       tags: config.tags,
       source: `mcp:${name}`,
       tools: declarations,
+      execution: 'mcp',
     };
+    slot.fingerprint = JSON.stringify(slot.toolset);
     slot.status = { ...slot.status, state: 'ready', tools: declarations.length, listedAt: new Date().toISOString() };
     delete slot.status.error;
     const unknown = config.approvalRequired.filter((tool) => !seen.has(tool));
@@ -522,6 +584,7 @@ export class McpCatalog {
 
   private fail(slot: ServerSlot, message: string): CatalogProblem {
     delete slot.toolset;
+    delete slot.fingerprint;
     slot.status = { ...slot.status, state: 'failed', tools: 0, error: message };
     return { file: this.file, message };
   }
@@ -538,11 +601,10 @@ export class McpCatalog {
 
   /** Tells `onChange` when what the catalog should hold differs from what it was last told. */
   private emitIfChanged(): void {
-    const toolsets = this.toolsets();
-    const fingerprint = JSON.stringify(toolsets);
+    const fingerprint = this.slots.map((slot) => slot.fingerprint ?? '').join('\n');
     if (fingerprint === this.lastFingerprint) return;
     this.lastFingerprint = fingerprint;
-    this.options.onChange?.(toolsets);
+    this.options.onChange?.(this.toolsets());
   }
 }
 
@@ -572,24 +634,43 @@ export function withMcpToolsets(
 export interface McpToolsetsOptions extends Omit<McpCatalogOptions, 'onChange' | 'file'> {
   /** The `mcpServers` config file. */
   configPath: string;
-  /** The catalog to keep up to date: on every change it is rebuilt from `baseEntries` plus the MCP toolsets. */
+  /** The catalog to keep up to date: on every change the MCP toolsets that changed are re-indexed. */
   catalog: IndexedCatalog;
-  /** The entries loaded from the catalog folder. */
+  /** The entries loaded from the catalog folder (they win over an MCP toolset with the same id). */
   baseEntries: CatalogEntry[];
 }
 
 /**
  * Starts the MCP servers of `configPath` and keeps `catalog` in step with their tools. Resolves once
- * every server has been listed or has failed (each bounded by its timeout); `problems` holds the
- * config file's bad entries and the servers that were skipped. Close the returned catalog at shutdown.
+ * every server has been listed or has failed (each bounded by its timeout) and the catalog holds their
+ * toolsets; `problems` holds the config file's bad entries and the servers that were skipped. Close
+ * the returned catalog at shutdown.
+ *
+ * A refresh is incremental: only toolsets whose listing changed are removed and re-indexed, in short
+ * slices between which the worker's event loop runs (the whole index used to be rebuilt, blocking the
+ * worker for seconds at 10,000 entries). `applied()` resolves once the catalog reflects every change
+ * seen so far.
  */
 export async function connectMcpToolsets(
   options: McpToolsetsOptions,
-): Promise<{ mcp: McpCatalog; problems: CatalogProblem[] }> {
+): Promise<{ mcp: McpCatalog; problems: CatalogProblem[]; applied: () => Promise<void> }> {
   const { configPath, catalog, baseEntries, ...rest } = options;
+  const indexed = new Map<string, string>();
+  let applying = Promise.resolve();
   const apply = (toolsets: ToolsetEntry[]) => {
     const merged = withMcpToolsets(baseEntries, toolsets);
-    catalog.replace(merged.entries);
+    const next = new Map<string, string>();
+    const put: ToolsetEntry[] = [];
+    for (const toolset of merged.entries.slice(baseEntries.length) as ToolsetEntry[]) {
+      const fingerprint = JSON.stringify(toolset);
+      next.set(toolset.id, fingerprint);
+      if (indexed.get(toolset.id) !== fingerprint) put.push(toolset);
+    }
+    const remove = [...indexed.keys()].filter((id) => !next.has(id)).map((id) => ({ kind: 'toolset' as const, id }));
+    indexed.clear();
+    for (const [id, fingerprint] of next) indexed.set(id, fingerprint);
+    // In order: a later change must not be overtaken by an earlier one still being applied.
+    applying = applying.then(() => catalog.updateGradually({ put, remove }));
     return merged.problems;
   };
   let started = false;
@@ -602,8 +683,11 @@ export async function connectMcpToolsets(
   });
   const report = await mcp.start();
   started = true;
+  const applied = () => applying;
+  await applied();
   return {
     mcp,
     problems: [...problems, ...report.problems, ...withMcpToolsets(baseEntries, report.toolsets).problems],
+    applied,
   };
 }

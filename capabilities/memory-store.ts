@@ -6,99 +6,26 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { z } from 'zod';
 import { DEFAULT_RECALL, searchTerms, type RecallOptions } from './catalog.js';
+import {
+  MemoryScope,
+  columnsScope,
+  formatMemoryScope,
+  memoryTitle,
+  parseInput,
+  parseNewMemories,
+  rowId,
+  scopeColumns,
+  type MemoryBackend,
+  type MemoryCandidate,
+  type MemoryFilter,
+  type MemoryItem,
+  type NewMemory,
+  type ScopeKind,
+} from './memory-model.js';
 
-/** Who a memory is for: every Session, one Session, or every Session of one user. */
-export const MemoryScope = z.union(
-  [
-    z.literal('global'),
-    z.object({ sessionId: z.string().trim().min(1, 'must not be empty') }).strict(),
-    z.object({ userId: z.string().trim().min(1, 'must not be empty') }).strict(),
-  ],
-  { error: 'must be "global", { sessionId } or { userId }' },
-);
-export type MemoryScope = z.infer<typeof MemoryScope>;
-
-export const MAX_MEMORY_TEXT = 8_000;
-
-export const NewMemory = z.object({
-  text: z
-    .string({ error: 'is required' })
-    .trim()
-    .min(1, 'must not be empty')
-    .max(MAX_MEMORY_TEXT, `must be at most ${MAX_MEMORY_TEXT} characters`),
-  tags: z
-    .array(z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters'), {
-      error: 'must be a list of strings',
-    })
-    .max(32, 'at most 32 tags')
-    .default([]),
-  scope: MemoryScope,
-});
-/** What `add` takes; `tags` may be left out. */
-export type NewMemory = z.input<typeof NewMemory>;
-
-export interface MemoryItem {
-  /** A positive integer as a string: ids are never reused, even after `remove`. */
-  id: string;
-  text: string;
-  tags: string[];
-  scope: MemoryScope;
-  /** `memory:global`, `memory:session:<id>` or `memory:user:<id>`. */
-  source: string;
-  /** ISO 8601. */
-  createdAt: string;
-}
-
-export interface MemoryFilter {
-  /** Only memories with exactly this scope. */
-  scope?: MemoryScope;
-  tag?: string;
-  limit?: number;
-}
-
-export interface MemoryCandidate {
-  id: string;
-  name: string;
-  source: string;
-  score: number;
-}
-
-/** Bad input to the store; the message names the field. */
-export class MemoryInputError extends Error {
-  override name = 'MemoryInputError';
-}
-
-/** `global`, `session:<id>` or `user:<id>`: the scope as the CLI and sources spell it. */
-export function formatMemoryScope(scope: MemoryScope): string {
-  if (scope === 'global') return 'global';
-  return 'sessionId' in scope ? `session:${scope.sessionId}` : `user:${scope.userId}`;
-}
-
-/** Parses `global`, `session:<id>` or `user:<id>`. Throws MemoryInputError otherwise. */
-export function parseMemoryScope(text: string): MemoryScope {
-  const value = text.trim();
-  if (value === 'global') return 'global';
-  const match = /^(session|user):(.+)$/.exec(value);
-  const id = match?.[2]?.trim();
-  if (!match || !id) {
-    throw new MemoryInputError(`scope: must be "global", "session:<sessionId>" or "user:<userId>" (got "${text}")`);
-  }
-  return match[1] === 'session' ? { sessionId: id } : { userId: id };
-}
-
-const TITLE_LENGTH = 60;
-
-/** The first line of a memory, cut at a word boundary: the name recall shows for it. */
-export function memoryTitle(text: string): string {
-  const line = (text.trim().split('\n')[0] ?? '').replace(/\s+/g, ' ').trim();
-  const chars = Array.from(line);
-  if (chars.length <= TITLE_LENGTH) return line;
-  const cut = chars.slice(0, TITLE_LENGTH).join('');
-  const space = cut.lastIndexOf(' ');
-  return `${space > TITLE_LENGTH / 2 ? cut.slice(0, space) : cut}…`;
-}
+// Existing importers (CLI, tests, bench) keep importing the shared names from here.
+export * from './memory-model.js';
 
 /** The FTS5 query for `text`: its search terms, any of which may match. */
 function matchExpression(text: string): string | undefined {
@@ -130,19 +57,13 @@ interface MemoryRow {
   id: number;
   text: string;
   tags: string;
-  scope_kind: 'global' | 'session' | 'user';
+  scope_kind: ScopeKind;
   scope_id: string;
   created_at: string;
 }
 
-function scopeColumns(scope: MemoryScope): { kind: MemoryRow['scope_kind']; id: string } {
-  if (scope === 'global') return { kind: 'global', id: '' };
-  return 'sessionId' in scope ? { kind: 'session', id: scope.sessionId } : { kind: 'user', id: scope.userId };
-}
-
 function rowScope(row: Pick<MemoryRow, 'scope_kind' | 'scope_id'>): MemoryScope {
-  if (row.scope_kind === 'global') return 'global';
-  return row.scope_kind === 'session' ? { sessionId: row.scope_id } : { userId: row.scope_id };
+  return columnsScope(row.scope_kind, row.scope_id);
 }
 
 function toItem(row: MemoryRow): MemoryItem {
@@ -157,40 +78,19 @@ function toItem(row: MemoryRow): MemoryItem {
   };
 }
 
-/** `input` parsed by `schema`, or a MemoryInputError naming each bad field under `prefix`. */
-function parseInput<T extends z.ZodType>(schema: T, input: unknown, prefix?: string): z.infer<T> {
-  const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  const field = (path: PropertyKey[]) => [prefix, ...path.map(String)].filter(Boolean).join('.') || 'memory';
-  throw new MemoryInputError(parsed.error.issues.map((i) => `${field(i.path)}: ${i.message}`).join('; '));
-}
-
-/** A memory id as the database holds it, or undefined for anything that cannot be one. */
-function rowId(id: string): number | undefined {
-  const value = /^[1-9]\d*$/.test(id.trim()) ? Number(id) : NaN;
-  return Number.isSafeInteger(value) ? value : undefined;
-}
-
 /**
- * The memory store. Open with `MemoryStore.open('.data/memory.db')` (`:memory:` for a throwaway
- * store) and `close()` when done.
+ * The embedded memory store (the default). Open with `MemoryStore.open('.data/memory.db')`
+ * (`:memory:` for a throwaway store) and `close()` when done. It answers synchronously; through
+ * the MemoryBackend interface callers `await` it like the PostgreSQL store.
  */
-/** What recall and the agent turn need from a memory store. */
-export interface MemoryRecall {
-  recall(
-    query: string,
-    scope: { sessionId: string; userId?: string },
-    options: RecallOptions,
-  ): Array<{ id: string; name: string; source: string; score: number }>;
-  text(id: string): string | undefined;
-}
-
-export class MemoryStore implements MemoryRecall {
+export class MemoryStore implements MemoryBackend {
+  readonly location: string;
   private readonly db: Database.Database;
   private readonly statements;
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, location: string) {
     this.db = db;
+    this.location = location;
     this.statements = {
       insert: db.prepare<[string, string, string, string, string], void>(
         'INSERT INTO memories (text, tags, scope_kind, scope_id, created_at) VALUES (?, ?, ?, ?, ?)',
@@ -232,7 +132,7 @@ export class MemoryStore implements MemoryRecall {
       }
       db.exec(SCHEMA);
       db.pragma(`user_version = ${SCHEMA_VERSION}`);
-      return new MemoryStore(db);
+      return new MemoryStore(db, path === ':memory:' ? 'SQLite in memory' : `SQLite ${path}`);
     } catch (err) {
       db.close();
       throw err;
@@ -248,11 +148,10 @@ export class MemoryStore implements MemoryRecall {
 
   /** Stores several memories in one transaction: all of them, or none when one is invalid. */
   addMany(inputs: NewMemory[]): MemoryItem[] {
-    const parsed = inputs.map((input, i) => parseInput(NewMemory, input, inputs.length > 1 ? String(i) : undefined));
+    const parsed = parseNewMemories(inputs);
     const createdAt = new Date().toISOString();
     const ids = this.db.transaction(() =>
-      parsed.map(({ text, scope, tags: given }) => {
-        const tags = [...new Set(given.map((t) => t.toLowerCase()))];
+      parsed.map(({ text, scope, tags }) => {
         const columns = scopeColumns(scope);
         const { lastInsertRowid } = this.statements.insert.run(
           text,
@@ -308,11 +207,8 @@ export class MemoryStore implements MemoryRecall {
   }
 
   /**
-   * The top `k` memories visible to the Session (global ones, the Session's own, its user's) for
-   * `query`, ranked by FTS5's BM25. `bm25()` is lower-is-better and negative; the score given here is
-   * its negation, so higher is better as for the catalog. Scores compare only within one recall: the
-   * term statistics cover the whole file, every scope included. Candidates under `floor` times the
-   * best score are left out.
+   * Ranked by FTS5's BM25. `bm25()` is lower-is-better and negative; the score given here is its
+   * negation. The term statistics cover the whole file, every scope included.
    */
   recall(
     query: string,
@@ -336,10 +232,10 @@ export class MemoryStore implements MemoryRecall {
         name: memoryTitle(row.text),
         source: `memory:${formatMemoryScope(rowScope(row))}`,
         score: -row.rank,
+        text: row.text,
       }));
   }
 
-  /** The full text of a memory, for the agent turn that loaded it. */
   text(id: string): string | undefined {
     return this.get(id)?.text;
   }

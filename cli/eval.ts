@@ -13,17 +13,25 @@ import { z } from 'zod';
 import type { RoleModels } from '../models/roles.js';
 import { decide, type RelevanceScores } from '../workflows/decide.js';
 import { Settings, Thresholds } from '../workflows/schemas.js';
-import { Decision } from '../workflows/state.js';
 import { describeIssues } from '../workflows/text.js';
+import {
+  EXPECTED,
+  PREDICTED,
+  computeMetrics,
+  harmReport,
+  languagesOf,
+  harmJson,
+  formatHarm,
+  type Expected,
+  type HarmReport,
+  type Metrics,
+  type Predicted,
+} from './eval-metrics.js';
 import { positiveInt, unitInterval } from './options.js';
 import { UsageError, nameInErrors, runProgram, type RunIO } from './run.js';
 
-/** The labels a case can expect; macro-F1 averages over these. */
-export const EXPECTED = Decision.exclude(['initialize', 'degraded']).options;
-export type Expected = (typeof EXPECTED)[number];
-/** What the pipeline can predict: an expected label, or `degraded` when the relevance call failed. */
-export const PREDICTED = [...EXPECTED, 'degraded'] as const;
-export type Predicted = (typeof PREDICTED)[number];
+export { EXPECTED, PREDICTED, computeMetrics };
+export type { Expected, LabelMetrics, Metrics, Predicted } from './eval-metrics.js';
 
 /** The thresholds a Session uses unless its start argument sets others. */
 export const DEFAULT_THRESHOLDS: Thresholds = Settings.parse({}).thresholds;
@@ -129,55 +137,6 @@ export function redecide(scored: ScoredCase[], thresholds: Thresholds): ScoredCa
   return scored.map((s) => ({ ...s, predicted: predict(s.scores, s.error, thresholds) }));
 }
 
-export interface LabelMetrics {
-  label: Expected;
-  support: number;
-  predicted: number;
-  truePositives: number;
-  precision: number;
-  recall: number;
-  f1: number;
-}
-
-export interface Metrics {
-  total: number;
-  correct: number;
-  accuracy: number;
-  /** Mean F1 over the expected labels that occur in the file or are predicted (others are undefined). */
-  macroF1: number;
-  /** confusion[expected][predicted] = count. */
-  confusion: Record<Expected, Record<Predicted, number>>;
-  perLabel: LabelMetrics[];
-  degraded: number;
-}
-
-export function computeMetrics(pairs: Array<{ expected: Expected; predicted: Predicted }>): Metrics {
-  const confusion = Object.fromEntries(
-    EXPECTED.map((e) => [e, Object.fromEntries(PREDICTED.map((p) => [p, 0]))]),
-  ) as Record<Expected, Record<Predicted, number>>;
-  for (const { expected, predicted } of pairs) confusion[expected][predicted] += 1;
-  const perLabel = EXPECTED.map((label): LabelMetrics => {
-    const truePositives = confusion[label][label];
-    const support = PREDICTED.reduce((n, p) => n + confusion[label][p], 0);
-    const predicted = EXPECTED.reduce((n, e) => n + confusion[e][label], 0);
-    const precision = predicted === 0 ? 0 : truePositives / predicted;
-    const recall = support === 0 ? 0 : truePositives / support;
-    const f1 = precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
-    return { label, support, predicted, truePositives, precision, recall, f1 };
-  });
-  const defined = perLabel.filter((m) => m.support > 0 || m.predicted > 0);
-  const correct = perLabel.reduce((n, m) => n + m.truePositives, 0);
-  return {
-    total: pairs.length,
-    correct,
-    accuracy: pairs.length === 0 ? 0 : correct / pairs.length,
-    macroF1: defined.length === 0 ? 0 : defined.reduce((s, m) => s + m.f1, 0) / defined.length,
-    confusion,
-    perLabel,
-    degraded: EXPECTED.reduce((n, e) => n + confusion[e].degraded, 0),
-  };
-}
-
 export function metricsOf(scored: ScoredCase[]): Metrics {
   return computeMetrics(scored.map((s) => ({ expected: s.case.expected, predicted: s.predicted })));
 }
@@ -243,6 +202,8 @@ export interface EvalReport {
   calibration: Calibration;
   /** Metrics at the calibrated thresholds. */
   calibrated: Metrics;
+  /** State-changing errors, cost and language slices at `thresholds`. */
+  harm: HarmReport;
   cases: ScoredCase[];
 }
 
@@ -263,6 +224,7 @@ export function buildReport(
     baseline: { label: baseline.label, accuracy: baseline.metrics.accuracy, macroF1: baseline.metrics.macroF1 },
     calibration,
     calibrated: metricsOf(redecide(scored, calibration)),
+    harm: harmReport(scored.map((s) => ({ ...s.case, predicted: s.predicted }))),
     cases: scored,
   };
 }
@@ -307,6 +269,7 @@ export function formatReport(report: EvalReport): string {
     `Macro-F1: ${fixed(metrics.macroF1)}`,
     `Majority baseline (always ${baseline.label}): accuracy ${fixed(baseline.accuracy)}, macro-F1 ${fixed(baseline.macroF1)}`,
   ];
+  lines.push('', formatHarm(report.harm));
   if (metrics.degraded > 0) {
     const first = report.cases.find((c) => c.error !== null);
     lines.push(`Degraded (relevance call failed): ${metrics.degraded}${first ? `; first error: ${first.error}` : ''}`);
@@ -361,10 +324,12 @@ export function jsonReport(report: EvalReport): unknown {
       macroF1: round(report.calibration.macroF1),
       accuracy: round(report.calibrated.accuracy),
     },
+    harm: harmJson(report.harm),
     cases: report.cases.map((s, index) => ({
       ...(s.case.id ? { id: s.case.id } : { line: index + 1 }),
       expected: s.case.expected,
       predicted: s.predicted,
+      lang: languagesOf(s.case),
       scores: s.scores ? { phase: s.scores.phaseRelevance, session: s.scores.sessionRelevance } : null,
       ...(s.error !== null ? { error: s.error } : {}),
     })),

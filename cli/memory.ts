@@ -1,9 +1,10 @@
 /**
- * `harness memory add | list | rm`: the memory items Sessions recall, in the worker's SQLite store.
- * The database is found by the worker's own rule (memoryDbPath), so both open the same file.
+ * `harness memory add | list | rm`: the memory items Sessions recall, in the worker's store: the
+ * SQLite file found by the worker's own rule (memoryDbPath), or PostgreSQL with `--url`.
  */
 import { Option, type Command } from 'commander';
-import type * as MemoryStoreModule from '../capabilities/memory-store.js';
+import type { MemoryBackend } from '../capabilities/memory-model.js';
+import type * as MemoryModel from '../capabilities/memory-model.js';
 import { clip } from '../workflows/text.js';
 import type { CommandContext } from './context.js';
 import { collect, positiveInt } from './options.js';
@@ -25,21 +26,23 @@ export function addMemoryCommands(program: Command, { line }: CommandContext): v
       "memory database (default: the worker's: $HARNESS_MEMORY_DB, else $HARNESS_DATA_DIR/memory.db, else .data/memory.db)",
     );
 
-  /** Opens the store named by `--db` or the worker's rule, runs `fn`, and closes it. */
+  /** Opens the store (`--url`, else `--db`, else the worker's file), runs `fn`, and closes it. */
   const withStore = async <T>(
     cmd: Command,
-    fn: (memories: MemoryStoreModule.MemoryStore, store: typeof MemoryStoreModule) => T,
+    fn: (memories: MemoryBackend, store: typeof MemoryModel) => Promise<T>,
   ): Promise<T> => {
-    // Loaded on use: the native SQLite driver is not needed by any other command.
-    const [store, { memoryDbPath }] = await Promise.all([
-      import('../capabilities/memory-store.js'),
+    // Loaded on use: the native SQLite driver and the PostgreSQL client are not needed by any other command.
+    const [store, { openMemoryStore }, { memoryDbPath }] = await Promise.all([
+      import('../capabilities/memory-model.js'),
+      import('../capabilities/open-memory-store.js'),
       import('../worker/config.js'),
     ]);
-    const memories = store.MemoryStore.open(cmd.optsWithGlobals<{ db?: string }>().db ?? memoryDbPath(process.env));
+    const { db, url } = cmd.optsWithGlobals<{ db?: string; url?: string }>();
+    const memories = await openMemoryStore({ url, file: db ?? memoryDbPath(process.env) });
     try {
-      return fn(memories, store);
+      return await fn(memories, store);
     } finally {
-      memories.close();
+      await memories.close();
     }
   };
 
@@ -50,8 +53,8 @@ export function addMemoryCommands(program: Command, { line }: CommandContext): v
     .option('--tag <tag>', 'tag (repeatable)', collect, [])
     .option('--scope <scope>', 'global, session:<id> or user:<id>', 'global')
     .action(async (text: string, opts: { tag: string[]; scope: string }, cmd: Command) => {
-      await withStore(cmd, (memories, store) => {
-        const item = memories.add({ text, tags: opts.tag, scope: store.parseMemoryScope(opts.scope) });
+      await withStore(cmd, async (memories, store) => {
+        const item = await memories.add({ text, tags: opts.tag, scope: store.parseMemoryScope(opts.scope) });
         line(`added memory ${item.id} (${store.formatMemoryScope(item.scope)})`);
       });
     });
@@ -64,8 +67,8 @@ export function addMemoryCommands(program: Command, { line }: CommandContext): v
     .addOption(new Option('--limit <n>', 'most items').argParser(positiveInt).default(100))
     .option('--json', 'print as JSON')
     .action(async (opts: ListOptions, cmd: Command) => {
-      await withStore(cmd, (memories, store) => {
-        const items = memories.list({
+      await withStore(cmd, async (memories, store) => {
+        const items = await memories.list({
           limit: opts.limit,
           ...(opts.scope !== undefined ? { scope: store.parseMemoryScope(opts.scope) } : {}),
           ...(opts.tag !== undefined ? { tag: opts.tag } : {}),
@@ -84,8 +87,8 @@ export function addMemoryCommands(program: Command, { line }: CommandContext): v
     .description('remove a memory item')
     .argument('<id>', 'memory id')
     .action(async (id: string, _opts: unknown, cmd: Command) => {
-      await withStore(cmd, (memories) => {
-        if (!memories.remove(id)) throw new NotFoundError(`no memory item ${id}`);
+      await withStore(cmd, async (memories) => {
+        if (!(await memories.remove(id))) throw new NotFoundError(`no memory item ${id}`);
         line(`removed memory ${id}`);
       });
     });

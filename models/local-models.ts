@@ -1,7 +1,8 @@
 /**
  * RoleModels without a model: the `local` provider, used when no OpenAI-compatible endpoint is
  * configured. Deterministic and offline, built on wink-nlp, jieba and stopword (see
- * `activities/local/`): relevance from lexical similarity plus documented discourse rules,
+ * `models/local/`): relevance from lexical similarity, a bilingual concept lexicon and English word
+ * vectors plus documented discourse rules (docs/relevance.md),
  * extraction by keyword extraction, orchestration by a score floor over the recall candidates,
  * compaction by an extractive summary. It has no agent model, so it never writes a reply.
  */
@@ -11,7 +12,7 @@ import { extractKeywords } from './local/keywords.js';
 import { DEFAULT_ORCHESTRATION, orchestrateLocally, type OrchestrationOptions } from './local/orchestrate.js';
 import { scoreRelevance } from './local/relevance.js';
 import { DEFAULT_SUMMARY, extractiveSummary, type SummaryOptions } from './local/summary.js';
-import type { AgentPrompt, CallOptions, RoleModels, Role } from './roles.js';
+import type { AgentModelStep, AgentPrompt, AgentStepPrompt, CallOptions, RoleModels, Role } from './roles.js';
 import type {
   CompactRequest,
   CompactResult,
@@ -30,8 +31,9 @@ export interface LocalModelsOptions {
   summary?: Partial<SummaryOptions>;
 }
 
+/** The one sentence a user sees when a turn is skipped offline. */
 export const LOCAL_AGENT_SKIPPED =
-  'local provider has no agent model; set OPENAI_API_KEY/HARNESS_AGENT_MODEL for replies';
+  'The local provider has no agent model, so no reply or tool call was made; set OPENAI_API_KEY (or OPENAI_BASE_URL) and HARNESS_AGENT_MODEL to run the agent.';
 
 /** Runs `fn` and reports its result or its exception as a promise, like a model call would. */
 function settle<T>(fn: () => T): Promise<T> {
@@ -51,7 +53,7 @@ export class LocalModels implements RoleModels {
 
   describe(): Record<Role, string> {
     return {
-      relevance: 'local/lexical-v1',
+      relevance: 'local/lexical-semantic-v2',
       extraction: 'local/keywords-v1',
       orchestration: 'local/score-floor-v1',
       compaction: 'local/extractive-v1',
@@ -95,5 +97,9 @@ export class LocalModels implements RoleModels {
 
   agent(_prompt: AgentPrompt, _call?: CallOptions): Promise<{ skipped: string }> {
     return Promise.resolve({ skipped: LOCAL_AGENT_SKIPPED });
+  }
+
+  agentStep(_prompt: AgentStepPrompt, _call?: CallOptions): Promise<AgentModelStep> {
+    return Promise.resolve({ kind: 'skipped', reason: LOCAL_AGENT_SKIPPED });
   }
 }

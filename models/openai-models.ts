@@ -2,6 +2,7 @@
  * RoleModels over any OpenAI-compatible `/chat/completions` endpoint (OpenAI, DeepSeek, vLLM,
  * Ollama, ...). Temporal owns retries, so the client never retries on its own.
  */
+import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { FailureType, parseModelJson, toModelFailure } from './model-errors.js';
@@ -20,11 +21,43 @@ import {
   OrchestrationOutput,
   ROLES,
   RelevanceOutput,
+  type AgentModelStep,
+  type AgentStepPrompt,
   type CallOptions,
   type Role,
   type RoleModels,
 } from './roles.js';
 import { ApplicationFailure } from '@temporalio/common';
+import { agentRequest } from './agent-request.js';
+
+const NO_AGENT_MODEL = 'no agent model configured (set HARNESS_AGENT_MODEL or HARNESS_MODEL)';
+
+/**
+ * The agent's answer as a step: tool calls when it made any (its text kept alongside), else its text.
+ * An answer with neither, or a call that is not a function call, is invalid output (non-retryable).
+ */
+export function agentAnswer(message: OpenAI.ChatCompletionMessage | undefined): AgentModelStep {
+  const invalid = (why: string) =>
+    ApplicationFailure.nonRetryable(`agent model returned invalid output: ${why}`, FailureType.InvalidOutput);
+  const text = message?.content?.trim() ? message.content : null;
+  const toolCalls = message?.tool_calls ?? [];
+  if (toolCalls.length === 0) {
+    if (text === null) throw invalid('neither text nor tool calls');
+    return { kind: 'reply', text };
+  }
+  const seen = new Set<string>();
+  const calls = toolCalls.map((toolCall, i) => {
+    if (toolCall.type !== 'function')
+      throw invalid(`tool call ${i + 1} is a ${toolCall.type} call, not a function call`);
+    if (!toolCall.function.name) throw invalid(`tool call ${i + 1} names no function`);
+    // Some servers (older Ollama) send no call ids, or repeat them; each call needs its own.
+    let callId = toolCall.id || `call_${randomUUID()}`;
+    if (seen.has(callId)) callId = `${callId}_${i + 1}`;
+    seen.add(callId);
+    return { callId, name: toolCall.function.name, arguments: toolCall.function.arguments ?? '' };
+  });
+  return { kind: 'calls', text, calls };
+}
 
 export interface OpenAIModelsConfig {
   baseURL?: string;
@@ -72,12 +105,30 @@ export class OpenAIModels implements RoleModels {
 
   async agent(prompt: Parameters<RoleModels['agent']>[0], call: CallOptions) {
     const model = this.config.models.agent;
-    if (!model) return { skipped: 'no agent model configured (set HARNESS_AGENT_MODEL or HARNESS_MODEL)' };
+    if (!model) return { skipped: NO_AGENT_MODEL };
     const content = await this.complete('agent', model, agentPrompt(prompt), undefined, call);
     if (!content?.trim()) {
       throw ApplicationFailure.nonRetryable('agent model returned an empty reply', FailureType.InvalidOutput);
     }
     return { reply: content };
+  }
+
+  /** One step with real tool calling: the loaded tools go out as `tools`, the answer is text or `tool_calls`. */
+  async agentStep(prompt: AgentStepPrompt, call: CallOptions): Promise<AgentModelStep> {
+    const model = this.config.models.agent;
+    if (!model) return { kind: 'skipped', reason: NO_AGENT_MODEL };
+    const { messages, tools } = agentRequest(prompt);
+    let message: OpenAI.ChatCompletionMessage | undefined;
+    try {
+      const completion = await this.client.chat.completions.create(
+        { model, messages, ...(tools.length > 0 ? { tools } : {}), temperature: 0.3 },
+        { timeout: call.timeoutMs, ...(call.signal ? { signal: call.signal } : {}) },
+      );
+      message = completion.choices[0]?.message;
+    } catch (err) {
+      throw toModelFailure(err, 'agent');
+    }
+    return agentAnswer(message);
   }
 
   private async json<T>(role: Role, prompt: ChatPrompt, schema: z.ZodType<T>, call: CallOptions): Promise<T> {

@@ -17,6 +17,8 @@ import {
   type ExtractResult,
   type OrchestrateRequest,
   type RelevanceRequest,
+  type ResolvedToolCall,
+  type TranscriptItem,
 } from '../workflows/activity-contract.js';
 
 export const ROLES = ['relevance', 'extraction', 'orchestration', 'compaction', 'agent'] as const;
@@ -41,12 +43,47 @@ export interface AgentPrompt {
   memories: Array<{ id: string; text: string }>;
 }
 
+/** A tool as the agent model is offered it: the name the model calls, and where the call goes. */
+export interface AgentToolSpec {
+  /** The OpenAI function name: the tool's own name, made unique and safe for `^[a-zA-Z0-9_-]{1,64}$`. */
+  functionName: string;
+  /** The tool's name as its toolset (or MCP server) declares it. */
+  tool: string;
+  toolset: string | null;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  execution: ResolvedToolCall['execution'];
+  requiresApproval: boolean;
+}
+
+/** What one agent step is given: the facts the workflow passed, with every id resolved to content. */
+export interface AgentStepPrompt {
+  sessionId: string;
+  goals: { session: string; phase: string };
+  decision: Decision;
+  summaries: Array<{ phaseIndex: number; goal: string; summary: string }>;
+  transcript: TranscriptItem[];
+  skills: Array<{ id: string; name: string; instructions: string }>;
+  memories: Array<{ id: string; text: string }>;
+  tools: AgentToolSpec[];
+  step: number;
+}
+
+/** The agent model's answer to one step, before the worker resolves the calls. */
+export type AgentModelStep =
+  | { kind: 'reply'; text: string }
+  /** `name` is the function name the model called (see AgentToolSpec.functionName). */
+  | { kind: 'calls'; text: string | null; calls: Array<{ callId: string; name: string; arguments: string }> }
+  | { kind: 'skipped'; reason: string };
+
 export interface RoleModels {
   relevance(request: RelevanceRequest, call: CallOptions): Promise<RelevanceScores>;
   extract(request: ExtractRequest, call: CallOptions): Promise<ExtractResult>;
   orchestrate(request: OrchestrateRequest, call: CallOptions): Promise<PartialSelection>;
   compact(request: CompactRequest, call: CallOptions): Promise<CompactResult>;
   agent(prompt: AgentPrompt, call: CallOptions): Promise<{ reply: string } | { skipped: string }>;
+  /** One step of the inner loop: a reply, tool calls, or `skipped` when there is no agent model. */
+  agentStep(prompt: AgentStepPrompt, call: CallOptions): Promise<AgentModelStep>;
   /** `provider/model` per role, for the worker's start-up log. */
   describe(): Record<Role, string>;
 }

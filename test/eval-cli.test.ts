@@ -46,10 +46,13 @@ describe('npm run eval', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain('(4 cases)');
-    expect(stdout).toContain('Relevance role: local/lexical-v1; thresholds high 0.65 / low 0.35');
+    expect(stdout).toContain('Relevance role: local/lexical-semantic-v2; thresholds high 0.65 / low 0.35');
     expect(stdout).toMatch(/│ continue\s+│\s+1 │\s+0 │\s+0 │\s+0 │\s+0 │\s+0 │\s+1 │/);
     expect(stdout).toContain('Accuracy: 1.000 (4/4)');
     expect(stdout).toContain('Macro-F1: 1.000');
+    expect(stdout).toContain('State-changing errors: 0/4 (0.0%)');
+    expect(stdout).toContain('Cost-weighted score: 1.000');
+    expect(stdout).toMatch(/│ message en\s+│\s+4 │/);
     expect(stdout).toMatch(/best thresholds: high [\d.]+ \/ low [\d.]+ -> macro-F1 1\.000/);
   });
 
@@ -64,9 +67,10 @@ describe('npm run eval', () => {
       perDecision: Record<string, { f1: number }>;
       confusion: Record<string, Record<string, number>>;
       calibration: { high: number; low: number; macroF1: number };
+      harm: { stateChanging: { stateChanging: number }; cost: { score: number }; slices: Array<{ name: string }> };
       cases: Array<{ id: string; expected: string; predicted: string; scores: { phase: number; session: number } }>;
     };
-    expect(report.provider).toBe('local/lexical-v1');
+    expect(report.provider).toBe('local/lexical-semantic-v2');
     expect(report.thresholds).toEqual({ high: 0.7, low: 0.3 });
     expect(report.cases.map((c) => [c.id, c.predicted])).toEqual(CASES.map((c) => [c.id, c.expected]));
     const word = report.cases[1];
@@ -75,6 +79,9 @@ describe('npm run eval', () => {
     expect(report.perDecision['new-phase']?.f1).toBe(1);
     expect(report.confusion.continue?.degraded).toBe(0);
     expect(report.calibration.low).toBeLessThan(report.calibration.high);
+    expect(report.harm.stateChanging.stateChanging).toBe(0);
+    expect(report.harm.cost.score).toBe(1);
+    expect(report.harm.slices.map((s) => s.name)).toEqual(['message en', 'same language']);
   });
 
   it('says which file it cannot read and exits non-zero', async () => {

@@ -91,6 +91,56 @@ describe('ScriptedModelServer with the real openai client', () => {
     expect(seen[0]?.path).toBe('/v1/chat/completions');
   });
 
+  it('answers with tool calls and records the tools and the tool messages it was sent', async () => {
+    server.enqueue('agent', {
+      content: 'Converting now.',
+      toolCalls: [
+        { id: 'call_a', name: 'markdown_to_docx', arguments: { inputPath: 'guide.md' } },
+        { name: 'noop', arguments: '{}' },
+      ],
+    });
+
+    const response = await client().chat.completions.create({
+      model: 'agent',
+      messages: [
+        { role: 'user', content: 'convert it' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'list_files', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_0', content: 'guide.md' },
+      ],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'markdown_to_docx',
+            description: 'Convert',
+            parameters: { type: 'object', properties: {} },
+          },
+        },
+      ],
+    });
+
+    const choice = response.choices[0];
+    expect(choice?.finish_reason).toBe('tool_calls');
+    expect(choice?.message.content).toBe('Converting now.');
+    const calls = (choice?.message.tool_calls ?? []).map((c) =>
+      c.type === 'function' ? [c.id, c.function.name, c.function.arguments] : [],
+    );
+    expect(calls[0]).toEqual(['call_a', 'markdown_to_docx', '{"inputPath":"guide.md"}']);
+    expect(calls[1]?.[0]).toMatch(/^call_\d+$/);
+    const [recorded] = server.requests('agent');
+    expect(recorded?.tools).toEqual([
+      { name: 'markdown_to_docx', description: 'Convert', parameters: { type: 'object', properties: {} } },
+    ]);
+    expect(recorded?.messages.slice(1)).toEqual([
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_0', name: 'list_files', arguments: '{}' }] },
+      { role: 'tool', content: 'guide.md', toolCallId: 'call_0' },
+    ]);
+  });
+
   it('surfaces a 429 as RateLimitError with a readable retry-after header', async () => {
     server.enqueue('m', faults.rateLimited(7));
 

@@ -218,7 +218,9 @@ describe('the decision table, end to end', () => {
     expect(system).toContain('## Skill: Write a Markdown Guide / Tutorial (markdown-guide)');
     const body = readFileSync('catalog/skills/markdown-guide/SKILL.md', 'utf8').split('---').slice(2).join('---');
     expect(system).toContain(body.trim().split('\n').at(-1));
-    expect(system).toMatch(/- \w+ \[workspace-files\]/);
+    // Loaded tools go as OpenAI tools with their JSON Schemas, beside the built-in tools.
+    const tools = agentRequest?.tools.map((t) => t.name) ?? [];
+    expect(tools).toEqual(expect.arrayContaining(['write_file', 'read_file', 'session_create_sub', 'memory_save']));
   });
 });
 
@@ -298,10 +300,13 @@ describe('paths that bypass relevance', () => {
 
     const snapshot = await waitFor(
       () => handle.query(snapshotQuery),
-      (s) => s.counts.controlEvents === 4 && s.counts.rejected === 1,
+      (s) => s.counts.controlEvents === 4 && s.counts.rejected === 3,
     );
     expect(snapshot.seq.lastAccepted).toBe(1);
-    expect(snapshot.recentRejections.at(-1)?.reason).toContain('set-goals, pause, resume, close');
+    // No turn waits for them, so the approval and the tool result are recorded rejections.
+    expect(snapshot.counts.rejectedBy).toEqual({ 'unknown-id': 2, invalid: 1 });
+    expect(snapshot.recentRejections.map((r) => r.messageId)).toEqual(['ap-1', 'call-1', null]);
+    expect(snapshot.recentRejections.at(-1)?.reason).toContain('set-goals, pause, resume, close, interrupt');
     expect((await handle.query(goalsQuery)).phase?.text).toBe('Flag duplicate invoices');
     expect((await handle.query(goalsQuery)).session?.text).toBe(goal);
     expect(f.server.requests(MODEL.relevance).length).toBe(before);

@@ -41,6 +41,12 @@ export const EnvSchema = z.object({
   HARNESS_AGENT_MODEL: optionalString,
   HARNESS_JSON_MODE: z.enum(['json_object', 'json_schema']).default('json_object'),
   HARNESS_MEMORY_DB: optionalString,
+  HARNESS_MEMORY_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { error: 'must be a PostgreSQL URL such as postgres://user@host:5432/db' })
+      .optional(),
+  ),
   HARNESS_MCP_CONFIG: optionalString,
   HARNESS_MCP_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
   HARNESS_MCP_REFRESH_MS: z.coerce.number().int().min(0).default(0),
@@ -55,6 +61,8 @@ export interface HarnessConfig {
   recall: { k: number; floor: number };
   /** SQLite file of the memory store. */
   memoryDb: string;
+  /** PostgreSQL URL of a memory store shared by all workers; it replaces the SQLite file when set. */
+  memoryUrl: string | undefined;
   /** MCP servers that become toolsets (none when configPath is unset). */
   mcp: { configPath: string | undefined; timeoutMs: number; refreshIntervalMs: number };
   models: {
@@ -108,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
     catalogDir: resolve(e.HARNESS_CATALOG_DIR),
     recall: { k: e.HARNESS_RECALL_K, floor: e.HARNESS_RECALL_FLOOR },
     memoryDb: memoryDbPath({ HARNESS_MEMORY_DB: e.HARNESS_MEMORY_DB, HARNESS_DATA_DIR: e.HARNESS_DATA_DIR }),
+    memoryUrl: e.HARNESS_MEMORY_URL,
     mcp: {
       configPath: e.HARNESS_MCP_CONFIG ? resolve(e.HARNESS_MCP_CONFIG) : undefined,
       timeoutMs: e.HARNESS_MCP_TIMEOUT_MS,

@@ -10,7 +10,8 @@ import { loadCatalogDir, type CatalogProblem } from '../capabilities/catalog-fil
 import { createActivities, type SessionDirectory } from '../activities/index.js';
 import { LocalModels } from '../models/local-models.js';
 import { connectMcpToolsets, type McpCatalog } from '../capabilities/mcp-catalog.js';
-import { MemoryStore } from '../capabilities/memory-store.js';
+import type { MemoryBackend } from '../capabilities/memory-model.js';
+import { openMemoryStore } from '../capabilities/open-memory-store.js';
 import { OpenAIModels } from '../models/openai-models.js';
 import type { RoleModels } from '../models/roles.js';
 import type { HarnessConfig } from './config.js';
@@ -37,7 +38,7 @@ export interface BuiltWorker {
   catalog: IndexedCatalog;
   catalogProblems: CatalogProblem[];
   mcp: McpCatalog | undefined;
-  memories: MemoryStore;
+  memories: MemoryBackend;
   /** Stops MCP servers and closes the memory store and both connections. */
   close(): Promise<void>;
 }
@@ -50,7 +51,7 @@ export async function createSessionWorker(
     catalog?: IndexedCatalog;
     /** Wraps the session directory (tests use it to stop a worker at a chosen point). */
     wrapSessions?: (sessions: SessionDirectory) => SessionDirectory;
-    memories?: MemoryStore;
+    memories?: MemoryBackend;
     log?: (line: string) => void;
   } = {},
 ): Promise<BuiltWorker> {
@@ -74,7 +75,7 @@ export async function createSessionWorker(
       catalogProblems = [...catalogProblems, ...connected.problems];
     }
   }
-  let memories: MemoryStore | undefined = overrides.memories;
+  let memories: MemoryBackend | undefined = overrides.memories;
   const opened: Array<() => Promise<void> | void> = [
     () => mcp?.close(),
     () => (overrides.memories ? undefined : memories?.close()),
@@ -86,7 +87,7 @@ export async function createSessionWorker(
     for (const close of [...opened].reverse()) await close();
   };
   try {
-    memories ??= MemoryStore.open(config.memoryDb);
+    memories ??= await openMemoryStore({ url: config.memoryUrl, file: config.memoryDb });
     const models = overrides.models ?? createModels(config.models);
     const connection = await NativeConnection.connect({ address: config.temporal.address });
     opened.push(() => connection.close());
@@ -103,7 +104,14 @@ export async function createSessionWorker(
       ...(overrides.workflowBundle
         ? { workflowBundle: overrides.workflowBundle }
         : { workflowsPath: require.resolve('../workflows/index.ts') }),
-      activities: createActivities({ models, catalog, memories, recall: config.recall, sessions }),
+      activities: createActivities({
+        models,
+        catalog,
+        memories,
+        recall: config.recall,
+        sessions,
+        ...(mcp ? { mcp } : {}),
+      }),
     });
     return { worker, connection, models, catalog, catalogProblems, mcp, memories, close: closeAll };
   } catch (err) {

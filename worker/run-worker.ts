@@ -12,7 +12,7 @@ export async function runWorker(config: HarnessConfig, log: (line: string) => vo
   for (const status of built.mcp?.status() ?? []) {
     log(`mcp ${status.name} (${status.id}): ${status.state}, ${status.tools} tools`);
   }
-  log(`memories: ${built.memories.count()} in ${config.memoryDb}`);
+  log(`memories: ${await built.memories.count()} in ${built.memories.location}`);
   for (const [role, model] of Object.entries(built.models.describe())) log(`model ${role}: ${model}`);
   log(
     `worker polling task queue "${config.temporal.taskQueue}" on ${config.temporal.address} (namespace ${config.temporal.namespace})`,

@@ -11,7 +11,7 @@ import {
   type Client,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { SessionDirectory } from '../activities/index.js';
+import type { SessionDirectory } from '../activities/deps.js';
 import { WORKFLOW_TYPE, submitUpdate } from '../workflows/api.js';
 import { workflowIdFor } from '../workflows/ids.js';
 import type { session } from '../workflows/session.js';

@@ -172,8 +172,10 @@ export const PROPER_NAME_FORMATS = new Set(['Word', 'Pages', 'Notion', 'Confluen
 export const PART_NOUNS = new TermSet([
   ...['section', 'paragraph', 'chapter', 'page', 'sentence', 'line', 'bullet', 'example', 'question', 'item'],
   ...['step', 'part', 'heading', 'title', 'headline', 'intro', 'introduction', 'conclusion', 'appendix', 'table'],
-  ...['row', 'column', 'field', 'feature', 'note', 'footnote', 'caption', 'screenshot', 'figure'],
+  ...['row', 'column', 'field', 'feature', 'note', 'footnote', 'caption', 'screenshot', 'figure', 'exercise'],
   ...['段', '节', '章', '部分', '例子', '案例', '标题', '开头', '结尾', '附录', '一行', '一列', '字段', '步骤'],
+  // An exercise or worked example is a part of a lesson; a whole worksheet (习题, 试卷) is a deliverable.
+  ...['练习题', '例题', '应用题'],
 ]);
 
 /** Verbs that create a new piece of work: with a new item as object ("write a haiku"), a new deliverable. */
@@ -219,7 +221,7 @@ export const COMMUNICATION_VERBS = new Set([
   ...['email', 'message', 'keep', 'notify', 'call', 'text', 'get', 'lets'],
 ]);
 /** Chinese: 我 right after these is a beneficiary ("帮我…"), and right before 的/家 a possessor ("我的…"). */
-export const ZH_BENEFICIARY_VERBS = new Set(['帮', '给', '替', '为', '陪']);
+export const ZH_BENEFICIARY_VERBS = new Set(['帮', '给', '替', '为', '陪', '教']);
 export const ZH_POSSESSIVE_AFTER_ME = new Set(['的', '家', '自己']);
 
 /** Question words that open a question about the world rather than an instruction. */
@@ -251,7 +253,8 @@ export const DEFINITE_DETERMINERS = new Set([
   ...['这', '这个', '该', '把'],
 ]);
 /** Nouns that presuppose an original: "a slide deck version", "a Spanish copy", "英文版本". */
-export const WORK_LINK_NOUNS = new TermSet(['version', 'copy', 'edition', 'variant', '版本', '副本']);
+// Not "edition": its Porter stem is that of "editing".
+export const WORK_LINK_NOUNS = new TermSet(['version', 'copy', 'variant', '版本', '副本']);
 /** Generic names for what the work has produced so far; definite, they refer to the work ("the findings"). */
 export const WORK_OUTPUTS = new TermSet([
   ...['result', 'findings', 'output', 'draft', 'conclusion', 'answer', 'changes', 'analysis', 'numbers'],

@@ -1,68 +1,4 @@
-/**
- * The local relevance scorer: how a message relates to the current-phase goal and the session goal,
- * from lexical similarity and explicit discourse rules, without a model. Deterministic; English and
- * Chinese (`text.ts` holds the NLP packages, `cues.ts` the word lists). It reads the message text
- * and the two goals only — no history, and not the resource references.
- *
- * ## Similarity and anchoring
- * Message and goals are reduced to content terms (stop words dropped; Porter stems for English,
- * jieba words for Chinese). `sim.phase` is the share of the message's terms the phase goal contains,
- * `sim.session` the same for either goal (see `goalSimilarity`; BM25 or TF-IDF weights fitted on
- * three short texts would penalise exactly the terms they share). Lexical similarity cannot see that
- * "make the risks section shorter" belongs to a status report, so it grades scores but rarely decides
- * a band on its own. A message is *linked* to the Session when one of its noun-like terms is a goal
- * term; when it refers to the work: anaphora ("it", "their", "this" used as a pronoun, "刚刚",
- * "这份"), a definite noun phrase headed by a goal noun, a kind of work product, a part of one or a
- * generic output ("the guide", "the PR", "the intro", "the findings", "把结果…"), "we just…", "what
- * we have", "a … version"; or when it opens with a step or completion marker. It is *anchored* when
- * linked or when it continues or corrects (rule 6): all of these presuppose the Session's work.
- *
- * ## Rules, first match wins
- * 1. **Too short to judge.** When nothing is left after dropping stop words, acknowledgements,
- *    hesitations and deictic words: a bare acknowledgement or request to go on ("continue", "ok",
- *    "go on", "好的，继续", "嗯嗯") that is not a question continues the current phase (0.9 / 0.9);
- *    anything else ("hmm", "wait", "ok so?", "and?", "same as last time", "嗯", "然后呢？") is
- *    uncertain (0.5 / 0.5): there is nothing to act on, and the role may not look at history.
- * 2. **Elliptical question.** A question without a predicate verb, without a question word of its
- *    own and with at most two content terms ("what about the other one?", "And the rubric?",
- *    "那个客户呢？") points at something the role cannot see: uncertain (0.5 / 0.5).
- * 3. **Another responsibility.** (a) A request about the user's own affairs — first-person
- *    possessive or beneficiary ("my", "book me", "帮我", "我的"; not "tell me", "send me") — unless
- *    it refers to the work ("turn the guide into a deck for my team"); (b) an additive request
- *    ("also", "while you're at it", "by the way", "顺便", "另外") or a question about the world (a
- *    question word, and no "we"/"我们") that is not anchored and asks for no work product. Both
- *    scores low (0.1 + 0.2 × similarity): out of scope.
- * 4. **Conflict with a stated constraint.** The message still targets the work (phase high, 0.75 +)
- *    but contradicts the session goal (session 0.15 +) when it negates a goal term ("unaudited" vs
- *    "audited", "未经审计" vs "审计"), dismisses one ("contrast doesn't matter", "对比度无所谓"), rejects
- *    one ("we're dropping Postgres" vs "PostgreSQL"), names what a prohibition in the goal rules out
- *    ("zero paid-ads budget" vs "Google Ads", "零投放" vs "投放"), or overrides ("instead", "anyway",
- *    a clause-initial "Just …", "直接", "改用") a goal that states a constraint ("only", "no",
- *    "under", "according to", "仅", "只用", "不", "不超过", …). Constraints that are only implied
- *    (a children's book vs "a horror scene") are not seen.
- * 5. **New step or new deliverable — the same-topic rule.** Right after initialize the phase goal
- *    and the session goal are the same text, so similarity to the goals can never separate "more of
- *    this step" from "the next step on the same topic". The scorer reads the step structure instead:
- *    (a) a sequence marker opening a clause ("now", "next", "then", "moving on", "接下来", "下一步",
- *    or "next"/"then" closing one) or a completion report ("the tests are done", "写完了",
- *    "酒店定了") says the current step is over; (b) a work product the phase goal does not name
- *    ("Word", "slides", "tests", "runbook", "清单", "FAQ") with a production or transformation verb
- *    ("convert", "turn into", "export", "write", "转成", "做成", "导出") or introduced as a new item
- *    ("a checklist", "一份报告"), a new item created from scratch ("write a haiku"), or any
- *    translation, is a new deliverable. Parts of a work product ("a section", "一节") are not.
- *    Either way the phase score is low (0.2 +). The session score is high (0.75 +) when the message
- *    is linked to the Session, and 0.5 (uncertain) when it asks for a work product without any link.
- * 6. **Continuation or correction.** A leading "continue"/"keep going"/"继续" with what to go on
- *    with, or a correction ("no, I meant…", "actually…", "不对", "其实"): continue (0.8 +).
- * 7. **Refinement (the default).** An instruction that names no other responsibility and starts no
- *    new step or deliverable is taken as steering the current work — a constraint, an edit, a
- *    preference ("make the risks section shorter", "只要海景房"): continue, 0.7 + 0.25 × similarity.
- *    Out-of-scope requests therefore need a signal (rule 3); an unmarked topic change phrased as a
- *    plain instruction is read as a refinement.
- *
- * Scores are graded by similarity inside each rule's band so that calibration has something to
- * move; the rule decides the band, and the bands are those of the default thresholds 0.65 / 0.35.
- */
+/** The local relevance scorer; its rules, concepts and vectors are specified in docs/relevance.md. */
 import similarity from 'wink-nlp/utilities/similarity';
 import type { RelevanceScores } from '../../workflows/decide.js';
 import {
@@ -111,7 +47,9 @@ import {
   isDiscourseWord,
   type Span,
 } from './cues.js';
+import { conceptHits, type ConceptHit } from './concepts.js';
 import { analyse, contentTerms, sameTerm, type Analysis, type Token } from './text.js';
+import { wordCosine } from './vectors.js';
 
 export interface RelevanceInput {
   message: string;
@@ -131,7 +69,8 @@ export type RelevanceRule =
   | 'new-deliverable'
   | 'continuation'
   | 'correction'
-  | 'refinement';
+  | 'refinement'
+  | 'unlinked';
 
 export interface RelevanceJudgement extends RelevanceScores {
   rule: RelevanceRule;
@@ -153,14 +92,94 @@ export function goalSimilarity(
   phase: Analysis,
   session: Analysis,
 ): { phase: number; session: number } {
+  const messageConcepts = conceptTermsAt(message);
   const covered = (goal: Analysis) => {
     const goalTerms = contentTerms(goal);
-    const m = new Set(contentTerms(message).map((t) => goalTerms.find((g) => sameTerm(g, t)) ?? t));
+    const goalConcepts = new Set(conceptHits(goal.tokens).map((h) => conceptTerm(h)));
+    // A message word that names a concept the goal names counts as the goal's word, in either language.
+    const m = new Set(
+      message.tokens
+        .map((t, i) => ({ t, i }))
+        .filter(({ t }) => !t.stop)
+        .map(({ t, i }) => {
+          const concept = messageConcepts.get(i);
+          if (concept && goalConcepts.has(concept)) return concept;
+          return goalTerms.find((g) => sameTerm(g, t.term)) ?? t.term;
+        }),
+    );
+    const g = new Set([...goalTerms, ...goalConcepts]);
     if (m.size === 0 || goalTerms.length === 0) return 0;
-    return similarity.set.tversky(m, new Set(goalTerms), 1, 0);
+    return similarity.set.tversky(m, g, 1, 0);
   };
   const toPhase = covered(phase);
   return { phase: round(toPhase), session: round(Math.max(toPhase, covered(session))) };
+}
+
+const conceptTerm = (h: ConceptHit) => `concept:${h.concept.id}`;
+
+/** For each token position inside a concept mention, the concept's term. */
+function conceptTermsAt(a: Analysis): Map<number, string> {
+  const at = new Map<number, string>();
+  for (const h of conceptHits(a.tokens)) for (let i = h.start; i < h.end; i++) at.set(i, conceptTerm(h));
+  return at;
+}
+
+/**
+ * Below this cosine two English words are not taken as related: GloVe puts loosely associated
+ * words ("weather" and "guide", 0.41) close to it, closely related ones ("alert" and "monitoring",
+ * 0.55) above.
+ */
+export const RELATED_COSINE = 0.5;
+
+/**
+ * Meaning the message shares with the goals beyond shared words: concepts of the bilingual lexicon
+ * both name, the domains of their concepts, and English word pairs whose vectors are close.
+ */
+export interface SharedMeaning {
+  concepts: string[];
+  domains: string[];
+  related: string[];
+  /** Domains the message's concepts belong to that none of the goals' concepts do. */
+  foreign: string[];
+}
+
+export function sharedMeaning(message: Analysis, goals: Analysis[]): SharedMeaning {
+  const messageHits = conceptHits(message.tokens);
+  const goalHits = goals.flatMap((g) => conceptHits(g.tokens));
+  const goalIds = new Set(goalHits.map((h) => h.concept.id));
+  const goalDomains = new Set(goalHits.flatMap((h) => (h.concept.domain ? [h.concept.domain] : [])));
+  const concepts = [...new Set(messageHits.map((h) => h.concept.id).filter((id) => goalIds.has(id)))];
+  const domains = [
+    ...new Set(
+      messageHits.flatMap((h) => (h.concept.domain && goalDomains.has(h.concept.domain) ? [h.concept.domain] : [])),
+    ),
+  ];
+  const vectorWords = (a: Analysis) =>
+    a.tokens.filter((t) => t.script === 'latin' && !t.stop && !isDiscourseWord(t) && /^[a-z]+$/.test(t.lower));
+  const goalWords = [
+    ...new Set(
+      goals.flatMap((g) =>
+        vectorWords(g)
+          .filter((t) => t.pos === 'noun')
+          .map((t) => t.lower),
+      ),
+    ),
+  ];
+  const related: string[] = [];
+  for (const t of vectorWords(message)) {
+    if (t.pos !== 'noun') continue;
+    for (const g of goalWords) {
+      if (g === t.lower) continue;
+      const cos = wordCosine(t.lower, g);
+      if (cos !== undefined && cos >= RELATED_COSINE) related.push(`${t.lower}~${g}`);
+    }
+  }
+  const foreign = [
+    ...new Set(
+      messageHits.flatMap((h) => (h.concept.domain && !goalDomains.has(h.concept.domain) ? [h.concept.domain] : [])),
+    ),
+  ];
+  return { concepts, domains, related, foreign: concepts.length > 0 || domains.length > 0 ? [] : foreign };
 }
 
 /** The message's features, named as in the module comment. */
@@ -178,11 +197,31 @@ interface Features {
   conflict: string[];
 }
 
+/**
+ * A Session's goals stay the same for many messages; analysing them again for each one is most of
+ * a call's work and garbage. Analyses are never mutated, so a small LRU cache is safe.
+ */
+const GOAL_CACHE_SIZE = 256;
+const goalCache = new Map<string, Analysis>();
+
+function analyseGoal(text: string): Analysis {
+  const hit = goalCache.get(text);
+  if (hit) {
+    goalCache.delete(text);
+    goalCache.set(text, hit);
+    return hit;
+  }
+  const analysis = analyse(text);
+  goalCache.set(text, analysis);
+  if (goalCache.size > GOAL_CACHE_SIZE) goalCache.delete(goalCache.keys().next().value as string);
+  return analysis;
+}
+
 /** Scores one message against the two goals. Pure and deterministic. */
 export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   const message = analyse(input.message);
-  const phase = analyse(input.phaseGoal);
-  const session = analyse(input.sessionGoal);
+  const phase = analyseGoal(input.phaseGoal);
+  const session = analyseGoal(input.sessionGoal);
   const sim = goalSimilarity(message, phase, session);
   const judge = (rule: RelevanceRule, p: number, s: number, cues: string[]): RelevanceJudgement => ({
     phaseRelevance: round(clamp(p)),
@@ -216,7 +255,9 @@ export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   }
 
   const f = features(message, phase, session, content);
+  const meaning = sharedMeaning(message, [phase, session]);
   const linked =
+    meaning.concepts.length > 0 ||
     f.workRef.length > 0 ||
     f.overlap.phase.length > 0 ||
     f.overlap.session.length > 0 ||
@@ -229,16 +270,26 @@ export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
     judge(rule, 0.1 + 0.2 * sim.phase, 0.1 + 0.2 * sim.session, cues);
   if (f.personal.length > 0 && f.workRef.length === 0) return outside('personal-request', f.personal);
   if ((f.additive || f.worldQuestion) && !anchored && f.newDeliverables.length === 0) {
+    // Only a marker says it is another matter, yet it speaks of the goals' domain or of something
+    // close to them ("also cover custom nodes" in a guide): too weak to route it away.
+    // Shared domains only: word vectors of unrelated nouns are too often close ("night" and "day").
+    const near = meaning.domains.map((d) => `domain ${d}`);
+    if (near.length > 0)
+      return judge('unrelated-request', 0.5, 0.5, ['additive or world question, but near the goals', ...near]);
     return outside('unrelated-request', [f.additive ? 'additive request' : 'question about the world']);
   }
 
   // Rule 4: conflict with a stated constraint.
+  f.conflict.push(...conceptConflicts(message, phase, session));
   if (f.conflict.length > 0)
     return judge('constraint-conflict', 0.75 + 0.2 * sim.phase, 0.15 + 0.1 * sim.session, f.conflict);
 
   // Rule 5: new step or new deliverable.
+  // A new deliverable in the goals' domain ("a quiz" in a lesson) is linked to the Session too. Word
+  // vectors are not enough for that: "autumn" is close to "spring" whatever the spring is about.
+  const related = meaning.domains.length > 0 || meaning.related.length > 0;
   const newPhase = (rule: RelevanceRule, cues: string[]) =>
-    judge(rule, 0.2 + 0.1 * sim.phase, linked ? 0.75 + 0.2 * sim.session : 0.5, cues);
+    judge(rule, 0.2 + 0.1 * sim.phase, linked || meaning.domains.length > 0 ? 0.75 + 0.2 * sim.session : 0.5, cues);
   if (f.stepShift.length > 0 || f.completion.length > 0) {
     return newPhase('new-step', [...f.stepShift.map((s) => s.cue), ...f.completion, ...f.newDeliverables]);
   }
@@ -248,11 +299,17 @@ export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   if (f.continuation) return judge('continuation', 0.8 + 0.15 * sim.phase, 0.8 + 0.15 * sim.session, ['continue']);
   if (f.correction) return judge('correction', 0.8 + 0.15 * sim.phase, 0.8 + 0.15 * sim.session, ['correction']);
 
-  // Rule 7: refinement of the current work.
+  // Rule 7: refinement of the current work. An instruction with no tie to the work that names
+  // another line of work (its concepts belong to domains the goals do not touch) is not evidence
+  // enough for "continue" nor for a state change: uncertain keeps state and lets the agent ask.
+  if (!anchored && !related && meaning.foreign.length > 0) return judge('unlinked', 0.5, 0.5, meaning.foreign);
   return judge('refinement', 0.7 + 0.25 * sim.phase, 0.7 + 0.25 * sim.session, [
     ...f.workRef,
     ...f.overlap.phase,
     ...f.overlap.session,
+    ...meaning.concepts,
+    ...meaning.domains.map((d) => `domain ${d}`),
+    ...meaning.related,
   ]);
 }
 
@@ -527,6 +584,128 @@ function conflictCues(tokens: Token[], session: Analysis, consumed: Set<number>)
       if (initial.has(i) && CLAUSE_INITIAL_OVERRIDES.has(t.lower)) overrides.push(t.lower);
     });
     if (overrides.length > 0) cues.push(`overrides a constraint ("${[...new Set(overrides)].join('", "')}")`);
+  }
+  return cues;
+}
+
+const NEGATORS_EN = new Set([
+  "n't",
+  'not',
+  'no',
+  'without',
+  'never',
+  'stop',
+  'forget',
+  'drop',
+  'ditch',
+  'skip',
+  'avoid',
+  'nor',
+]);
+const NEGATORS_ZH = new Set([
+  '不要',
+  '别',
+  '不用',
+  '不',
+  '没',
+  '没有',
+  '无',
+  '非',
+  '未',
+  '不再',
+  '放弃',
+  '去掉',
+  '取消',
+  '禁止',
+  '不想',
+  '不坐',
+  '别用',
+  '不要用',
+  '不用再',
+]);
+/** Verbs that make something out of the work: naming another format after them is a new deliverable, not a replacement. */
+const CONVERSION = new Set([
+  'convert',
+  'turn',
+  'export',
+  'translate',
+  'transform',
+  'save',
+  '转成',
+  '转换',
+  '导出',
+  '做成',
+  '翻译',
+  '转为',
+  '另存',
+]);
+/** Frames that put something in place of what the goal chose ("use X instead", "改用 X"). */
+const REPLACEMENT = new Set([
+  'use',
+  'using',
+  'switch',
+  'instead',
+  'rather',
+  'replace',
+  'go',
+  'move',
+  'migrate',
+  '用',
+  '改用',
+  '换成',
+  '改成',
+  '换',
+  '改',
+]);
+
+/** Whether the concept mention at `start` is negated in its clause: "don't use Markdown", "别用 Python". */
+function negatedMention(tokens: Token[], start: number): boolean {
+  for (let j = start - 1; j >= 0 && j >= start - 4; j--) {
+    const t = tokens[j];
+    if (!t || t.pos === 'punct') return false;
+    if (NEGATORS_EN.has(t.lower) || NEGATORS_ZH.has(t.lower) || (t.script === 'han' && /^(不|别|没)/u.test(t.lower)))
+      return true;
+  }
+  return false;
+}
+
+/**
+ * Rule 4 through the concept lexicon, in English and Chinese alike: the message negates what a
+ * goal chose or requires ("don't use Markdown", "不要英文"), puts a sibling in its place ("use
+ * MongoDB instead" in a PostgreSQL migration), names what a goal's constraint rules out ("a
+ * steakhouse" in a vegetarian plan), or names what a goal prohibits ("坐飞机" when it says 不坐飞机).
+ */
+function conceptConflicts(message: Analysis, phase: Analysis, session: Analysis): string[] {
+  const cues: string[] = [];
+  const hits = conceptHits(message.tokens);
+  const goalHits = [phase, session].flatMap((g) => conceptHits(g.tokens).map((h) => ({ h, tokens: g.tokens })));
+  const chosen = goalHits.filter(({ h, tokens }) => !negatedMention(tokens, h.start)).map(({ h }) => h.concept);
+  const prohibited = new Set(
+    goalHits.filter(({ h, tokens }) => negatedMention(tokens, h.start)).map(({ h }) => h.concept.id),
+  );
+  const chosenIds = new Set(chosen.map((c) => c.id));
+  const ruledOut = new Set(chosen.flatMap((c) => c.violates ?? []));
+  const converts = message.tokens.some((t) => CONVERSION.has(t.lower) || CONVERSION.has(t.lemma));
+  const replaces = message.tokens.some((t) => REPLACEMENT.has(t.lower) || REPLACEMENT.has(t.lemma));
+  for (const hit of hits) {
+    const { concept } = hit;
+    const negated = negatedMention(message.tokens, hit.start);
+    if (negated && chosenIds.has(concept.id) && (concept.kind || concept.violates)) {
+      cues.push(`negates "${concept.id}"`);
+    } else if (!negated && ruledOut.has(concept.id)) {
+      cues.push(`names "${concept.id}", which the goal rules out`);
+    } else if (!negated && prohibited.has(concept.id) && !chosenIds.has(concept.id)) {
+      cues.push(`names prohibited "${concept.id}"`);
+    } else if (
+      !negated &&
+      concept.kind &&
+      replaces &&
+      !converts &&
+      !chosenIds.has(concept.id) &&
+      chosen.some((c) => c.kind === concept.kind)
+    ) {
+      cues.push(`replaces the goal's ${concept.kind} with "${concept.id}"`);
+    }
   }
   return cues;
 }

@@ -9,7 +9,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { inject } from 'vitest';
 import { IndexedCatalog } from '../../capabilities/catalog.js';
 import { loadCatalogDir } from '../../capabilities/catalog-files.js';
-import { createActivities } from '../../activities/index.js';
+import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { OpenAIModels } from '../../models/openai-models.js';
 import type { Role, RoleModels } from '../../models/roles.js';
 import { decisionsQuery, messageSignal, snapshotQuery } from '../../workflows/api.js';
@@ -66,6 +66,10 @@ export async function startWorker(options: {
   models: RoleModels;
   catalog?: IndexedCatalog;
   taskQueue?: string;
+  /** Live MCP connections for `mcp` tool calls (runTool). */
+  mcp?: ActivityDeps['mcp'];
+  /** The memory store that recall reads and `memory_save` writes. */
+  memories?: ActivityDeps['memories'];
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -82,6 +86,8 @@ export async function startWorker(options: {
       models: options.models,
       catalog: options.catalog ?? catalog(),
       sessions: temporalSessionDirectory(client),
+      ...(options.mcp ? { mcp: options.mcp } : {}),
+      ...(options.memories ? { memories: options.memories } : {}),
     }),
   });
   const running = worker.run();

@@ -4,13 +4,16 @@
  * Run as a program it serves stdio (`node --import tsx test/support/mcp-fixture-server.ts`):
  * - by default two tools, `echo` and `add`;
  * - `MCP_FIXTURE_CONTROL=<file>`: the tools come from that JSON file (`{ "tools": [{ name, description }],
- *   "exit"?: true }`), which is watched: a change re-registers the tools (the SDK then sends
- *   `tools/list_changed`), and `"exit": true` makes the server exit as if it crashed;
+ *   "exit"?: true }`), which is watched. Besides `echo` and `add`, tools named `sleep` (answers only
+ *   when cancelled, writing `cancelled` to the file its `marker` argument names), `repeat` (`text`
+ *   repeated `times` times) and `fail` (an `isError` result) can be listed there. A change to the
+ *   file re-registers the tools (the SDK then sends `tools/list_changed`), and `"exit": true` makes
+ *   the server exit as if it crashed;
  * - `MCP_FIXTURE_MODE=crash`: writes to stderr and exits at once; `hang`: never answers.
  *
  * Imported, `startHttpFixture` serves the same tools over streamable HTTP on 127.0.0.1.
  */
-import { readFileSync, watchFile } from 'node:fs';
+import { readFileSync, watchFile, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -30,6 +33,34 @@ export const DEFAULT_FIXTURE_TOOLS: FixtureTool[] = [
 ];
 
 function register(server: McpServer, tool: FixtureTool): RegisteredTool {
+  if (tool.name === 'sleep') {
+    // Never answers on its own: it ends when the client cancels, and leaves a file saying so.
+    return server.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: { marker: z.string() } },
+      ({ marker }, extra) =>
+        new Promise((resolve) => {
+          extra.signal.addEventListener('abort', () => {
+            writeFileSync(marker, 'cancelled');
+            resolve({ content: [{ type: 'text', text: 'cancelled' }] });
+          });
+        }),
+    );
+  }
+  if (tool.name === 'repeat') {
+    return server.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: { text: z.string(), times: z.number().int().min(1) } },
+      ({ text, times }) => ({ content: [{ type: 'text', text: text.repeat(times) }] }),
+    );
+  }
+  if (tool.name === 'fail') {
+    return server.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: { reason: z.string() } },
+      ({ reason }) => ({ content: [{ type: 'text', text: reason }], isError: true }),
+    );
+  }
   if (tool.name === 'add') {
     return server.registerTool(
       tool.name,

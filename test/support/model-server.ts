@@ -10,17 +10,39 @@ export interface RecordedRequest {
   model: string;
   /** Parsed JSON request body (`{}` if it was not a JSON object). */
   body: Record<string, unknown>;
-  /** `body.messages` with array-of-parts content flattened to its concatenated text. */
-  messages: Array<{ role: string; content: string }>;
+  /**
+   * `body.messages` with array-of-parts content flattened to its concatenated text (`''` for none),
+   * an assistant message's `tool_calls` and a tool message's `tool_call_id` kept.
+   */
+  messages: RecordedMessage[];
+  /** `body.tools` as function tools: name, description and JSON Schema parameters. */
+  tools: Array<{ name: string; description: string; parameters: Record<string, unknown> }>;
   headers: Record<string, string | string[] | undefined>;
   /** `Date.now()` when the request body had been read. */
   receivedAt: number;
+}
+
+export interface RecordedMessage {
+  role: string;
+  content: string;
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+  toolCallId?: string;
+}
+
+/** One tool call the scripted model makes; object arguments are sent as their JSON text. */
+export interface ScriptedToolCall {
+  /** Defaults to `call_<n>`, unique within the server's lifetime. */
+  id?: string;
+  name: string;
+  arguments: string | Record<string, unknown>;
 }
 
 /**
  * How the server answers one request:
  * - `{ json }`: 200 chat.completion whose assistant content is `JSON.stringify(json)`;
  * - `{ content }`: 200 chat.completion with this raw assistant content (e.g. malformed JSON);
+ * - `{ toolCalls, content? }`: 200 chat.completion whose assistant message carries `tool_calls`
+ *   (finish_reason `tool_calls`), with optional text alongside;
  * - `{ status, body?, headers? }`: HTTP error; `body` defaults to an OpenAI-style
  *   `{ error: { message, type, param, code } }`, a string body is sent raw;
  * - `{ delayMs, then }`: wait, then answer with `then` (dropped silently if the client has gone away);
@@ -29,6 +51,7 @@ export interface RecordedRequest {
 export type Reply =
   | { json: unknown }
   | { content: string }
+  | { toolCalls: ScriptedToolCall[]; content?: string }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { delayMs: number; then: Reply }
   | { hangUp: true };
@@ -49,6 +72,7 @@ export class ScriptedModelServer {
   private readonly queues = new Map<string, Reply[]>();
   private recorded: RecordedRequest[] = [];
   private completionCount = 0;
+  private toolCallCount = 0;
 
   private constructor(private readonly server: Server) {
     this.port = (server.address() as AddressInfo).port;
@@ -125,6 +149,7 @@ export class ScriptedModelServer {
       model,
       body: body ?? {},
       messages: flattenMessages(body?.['messages']),
+      tools: functionTools(body?.['tools']),
       headers: req.headers,
       receivedAt: Date.now(),
     };
@@ -176,21 +201,37 @@ export class ScriptedModelServer {
     if ('status' in reply) {
       return sendJson(res, reply.status, reply.body ?? defaultErrorBody(reply.status), reply.headers);
     }
+    if ('toolCalls' in reply) {
+      const toolCalls = reply.toolCalls.map((call) => ({
+        id: call.id ?? `call_${++this.toolCallCount}`,
+        type: 'function',
+        function: {
+          name: call.name,
+          arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+        },
+      }));
+      return sendJson(res, 200, this.completion(req, reply.content ?? null, toolCalls));
+    }
     const content = 'json' in reply ? JSON.stringify(reply.json) : reply.content;
     sendJson(res, 200, this.completion(req, content));
   }
 
-  private completion(req: RecordedRequest, content: string): Record<string, unknown> {
+  private completion(req: RecordedRequest, content: string | null, toolCalls?: unknown[]): Record<string, unknown> {
     // Rough token estimate (~4 characters per token) so usage-accounting code sees plausible numbers.
     const promptTokens = Math.ceil(req.messages.reduce((n, m) => n + m.content.length, 0) / 4);
-    const completionTokens = Math.ceil(content.length / 4);
+    const completionTokens = Math.ceil(((content ?? '').length + JSON.stringify(toolCalls ?? []).length) / 4);
     return {
       id: `chatcmpl-scripted-${++this.completionCount}`,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: req.model,
       choices: [
-        { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
+        {
+          index: 0,
+          message: { role: 'assistant', content, refusal: null, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+          logprobs: null,
+          finish_reason: toolCalls ? 'tool_calls' : 'stop',
+        },
       ],
       usage: {
         prompt_tokens: promptTokens,
@@ -274,12 +315,41 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-function flattenMessages(messages: unknown): Array<{ role: string; content: string }> {
+function flattenMessages(messages: unknown): RecordedMessage[] {
   if (!Array.isArray(messages)) return [];
-  return messages.filter(isRecord).map((m) => ({
-    role: typeof m['role'] === 'string' ? m['role'] : '',
-    content: flattenContent(m['content']),
-  }));
+  return messages.filter(isRecord).map((m) => {
+    const message: RecordedMessage = {
+      role: typeof m['role'] === 'string' ? m['role'] : '',
+      content: flattenContent(m['content']),
+    };
+    if (Array.isArray(m['tool_calls'])) {
+      message.toolCalls = m['tool_calls'].filter(isRecord).map((call) => {
+        const fn = isRecord(call['function']) ? call['function'] : {};
+        return {
+          id: typeof call['id'] === 'string' ? call['id'] : '',
+          name: typeof fn['name'] === 'string' ? fn['name'] : '',
+          arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : '',
+        };
+      });
+    }
+    if (typeof m['tool_call_id'] === 'string') message.toolCallId = m['tool_call_id'];
+    return message;
+  });
+}
+
+function functionTools(tools: unknown): RecordedRequest['tools'] {
+  if (!Array.isArray(tools)) return [];
+  return tools.filter(isRecord).flatMap((tool) => {
+    const fn = tool['function'];
+    if (tool['type'] !== 'function' || !isRecord(fn) || typeof fn['name'] !== 'string') return [];
+    return [
+      {
+        name: fn['name'],
+        description: typeof fn['description'] === 'string' ? fn['description'] : '',
+        parameters: isRecord(fn['parameters']) ? fn['parameters'] : {},
+      },
+    ];
+  });
 }
 
 function flattenContent(content: unknown): string {

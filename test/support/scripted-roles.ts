@@ -1,7 +1,7 @@
 /**
  * Scripts the helper-model roles on the shared model server by content, so several Sessions in one
  * test file can run side by side: relevance by message text, extraction and orchestration by the
- * task's phase goal, compaction by the finished phase goal, the agent by message text.
+ * task's phase goal, compaction by the finished phase goal, the agent by the newest message text.
  */
 import { afterAll, beforeAll } from 'vitest';
 import { MODEL, scriptedModels, startWorker, userJson, type TestWorker } from './harness.js';
@@ -23,7 +23,7 @@ function isReply(value: unknown): value is Reply {
     typeof value === 'object' &&
     value !== null &&
     !Array.isArray(value) &&
-    ['json', 'content', 'status', 'delayMs', 'hangUp'].some((k) => k in value)
+    ['json', 'content', 'toolCalls', 'status', 'delayMs', 'hangUp'].some((k) => k in value)
   );
 }
 
@@ -72,7 +72,8 @@ export function scriptRoles(server: ScriptedModelServer): RoleScript {
     return isReply(entry) ? entry : { json: { summary: entry } };
   });
   server.on(MODEL.agent, (req) => {
-    const user = req.messages.find((m) => m.role === 'user')?.content ?? '';
+    // The newest user message is the input the turn is for; earlier ones are transcript.
+    const user = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
     const text = user.split('\n[resource]')[0] ?? user;
     const entry = script.reply.get(text) ?? `Working on: ${text}`;
     return isReply(entry) ? entry : { content: entry };

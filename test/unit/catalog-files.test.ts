@@ -42,6 +42,21 @@ function writeCatalog(dir: string): void {
 
   const toolsets: Record<string, string> = {
     'good-tools': JSON.stringify({ id: 'good-tools', name: 'Good', description: 'Works.', tools: [tool('do_it')] }),
+    'guarded-tools': JSON.stringify({
+      id: 'guarded-tools',
+      name: 'Guarded',
+      description: 'Every tool waits for approval; nobody runs them yet.',
+      external: false,
+      requiresApproval: true,
+      tools: [tool('send_it'), tool('delete_it', { requiresApproval: false })],
+    }),
+    'bad-external': JSON.stringify({
+      id: 'bad-external',
+      name: 'B',
+      description: 'B',
+      external: 'yes',
+      tools: [tool('b')],
+    }),
     // Saved with a byte-order mark, as some Windows editors do.
     'bom-tools': `\uFEFF${JSON.stringify({ id: 'bom-tools', name: 'BOM', description: 'Has a BOM.', tags: 'a, b', tools: [tool('bom_tool', { requiresApproval: true })] })}`,
     'bad-json': '{ "id": "bad-json", ',
@@ -83,6 +98,7 @@ describe('loadCatalogDir with broken files', () => {
       'skill:other-skill',
       'toolset:bom-tools',
       'toolset:good-tools',
+      'toolset:guarded-tools',
     ]);
     const good = loaded.entries.find((e) => e.id === 'good-skill');
     expect(good).toMatchObject({
@@ -93,6 +109,19 @@ describe('loadCatalogDir with broken files', () => {
     expect(good?.kind === 'skill' && good.instructions()).toContain('1. Do it.');
     const bom = loaded.entries.find((e) => e.id === 'bom-tools');
     expect(bom).toMatchObject({ tags: ['a', 'b'], tools: [{ name: 'bom_tool', requiresApproval: true }] });
+  });
+
+  it('treats a toolset file as external unless it says otherwise, and applies a set-wide approval to every tool', () => {
+    const byId = (id: string) => loaded.entries.find((e) => e.id === id);
+    expect(byId('good-tools')).toMatchObject({ execution: 'external' });
+    const guarded = byId('guarded-tools');
+    expect(guarded?.kind === 'toolset' && guarded.execution).toBeUndefined();
+    expect(guarded).toMatchObject({
+      tools: [
+        { name: 'send_it', requiresApproval: true },
+        { name: 'delete_it', requiresApproval: true },
+      ],
+    });
   });
 
   it('names the file and the field of each broken skill', () => {
@@ -130,11 +159,12 @@ describe('loadCatalogDir with broken files', () => {
       'id: must match the file name "id-mismatch" (got "something-else")',
     ]);
     expect(problem('catalog/toolsets/duplicate-tools.json')).toEqual(['tools: tool names must be unique']);
+    expect(problem('catalog/toolsets/bad-external.json')).toEqual(['external: must be true or false']);
   });
 
   it('reports nothing else: hidden folders and non-JSON files are not catalog entries', () => {
     const files = new Set(loaded.problems.map((p) => p.file));
-    expect(files.size).toBe(15);
+    expect(files.size).toBe(16);
     expect([...files].some((f) => f.includes('.git') || f.endsWith('README.md'))).toBe(false);
   });
 

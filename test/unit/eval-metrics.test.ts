@@ -20,6 +20,19 @@ import {
   type Predicted,
   type ScoredCase,
 } from '../../cli/eval.js';
+import {
+  COST,
+  MAX_COST,
+  changesState,
+  costOf,
+  formatHarm,
+  harmJson,
+  harmOf,
+  harmReport,
+  languageSlices,
+  languagesOf,
+  scriptLanguage,
+} from '../../cli/eval-metrics.js';
 import { LocalModels } from '../../models/local-models.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import type { RelevanceScores } from '../../workflows/decide.js';
@@ -197,6 +210,8 @@ describe('reports', () => {
     expect(text).toMatch(/Macro-F1: \d\.\d{3}/);
     expect(text).toContain('Degraded (relevance call failed): 1; first error: timeout');
     expect(text).toMatch(/best thresholds: high [\d.]+ \/ low [\d.]+/);
+    expect(text).toMatch(/State-changing errors: \d+\/4/);
+    expect(text).toMatch(/Cost-weighted score: \d\.\d{3}/);
     expect(text).not.toContain(String.fromCharCode(27)); // no colour codes
   });
 
@@ -207,6 +222,7 @@ describe('reports', () => {
       id: 'c0',
       expected: 'new-phase',
       predicted: 'new-phase',
+      lang: { message: 'en', goals: 'en', cross: false },
       scores: { phase: 0.1, session: 0.9 },
     });
     expect(json.cases[3]).toMatchObject({ predicted: 'degraded', scores: null, error: 'timeout' });
@@ -247,7 +263,7 @@ describe('runEval', () => {
     const { out, io } = capture();
     expect(await runEval(['--file', file], io, { models: new LocalModels() })).toBe(0);
     expect(out.stdout).toContain('Accuracy: 1.000 (2/2)');
-    expect(out.stdout).toContain('local/lexical-v1');
+    expect(out.stdout).toContain('local/lexical-semantic-v2');
   });
 
   it('exits 2 with a message on bad thresholds or arguments', async () => {
@@ -292,5 +308,119 @@ describe('runEval', () => {
     const { out, io } = capture();
     expect(await runEval(['--file', file], io, { env: { OPENAI_API_KEY: 'test' } })).toBe(2);
     expect(out.stderr).toContain('no relevance model configured');
+  });
+});
+
+describe('harm metrics', () => {
+  it('separates spurious state changes, missed ones and swaps, and counts the first two as state-changing', () => {
+    const harm = harmOf(
+      pairs([
+        ['continue', 'continue', 5],
+        ['continue', 'new-phase', 1],
+        ['uncertain', 'out-of-scope', 1],
+        ['conflict', 'continue', 2],
+        ['new-phase', 'continue', 1],
+        ['out-of-scope', 'uncertain', 1],
+        ['new-phase', 'degraded', 1],
+        ['out-of-scope', 'new-phase', 1],
+      ]),
+    );
+    expect(harm).toEqual({
+      total: 13,
+      spurious: 2,
+      missed: 3,
+      missedToUncertain: 2,
+      swapped: 1,
+      stateChanging: 5,
+      rate: 5 / 13,
+    });
+  });
+
+  it('treats degraded as state-keeping, like the workflow does', () => {
+    expect(changesState('degraded')).toBe(false);
+    expect(changesState('uncertain')).toBe(false);
+    expect(changesState('new-phase')).toBe(true);
+    expect(harmOf(pairs([['uncertain', 'degraded', 3]])).stateChanging).toBe(0);
+  });
+
+  it('charges state changes most and uncertain least, with a free diagonal', () => {
+    for (const e of ['continue', 'new-phase', 'out-of-scope', 'conflict', 'uncertain'] as const) {
+      expect(COST[e][e]).toBe(0);
+      for (const p of ['continue', 'new-phase', 'out-of-scope', 'conflict', 'uncertain', 'degraded'] as const) {
+        if (p === e) continue;
+        // A wrong state change is never cheaper than any state-keeping error.
+        if (!changesState(e) && changesState(p)) expect(COST[e][p]).toBe(MAX_COST);
+        if (p === 'uncertain' && e !== 'uncertain') expect(COST[e][p]).toBe(1);
+      }
+    }
+    expect(COST['continue']['new-phase']).toBeGreaterThan(COST['new-phase']['continue']);
+  });
+
+  it('turns the mean cost into a score in [0, 1]', () => {
+    expect(costOf(pairs([['continue', 'continue', 4]]))).toEqual({ total: 0, mean: 0, score: 1 });
+    expect(costOf(pairs([['continue', 'out-of-scope', 2]])).score).toBe(0);
+    const mixed = costOf(
+      pairs([
+        ['continue', 'continue', 3],
+        ['new-phase', 'uncertain', 1],
+      ]),
+    );
+    expect(mixed.total).toBe(1);
+    expect(mixed.score).toBeCloseTo(1 - 0.25 / MAX_COST, 10);
+  });
+});
+
+describe('language slices', () => {
+  it('detects the language from the script: CJK share of letters', () => {
+    expect(scriptLanguage('Convert the Markdown we just created to Word')).toBe('en');
+    expect(scriptLanguage('把刚刚生成的 Markdown 转成 Word')).toBe('zh');
+    expect(scriptLanguage('继续')).toBe('zh');
+    expect(scriptLanguage('Add the 用户 field to the signup form')).toBe('en');
+    expect(scriptLanguage('42')).toBe('en');
+  });
+
+  it('marks a case cross-language when the message and the goals differ', () => {
+    const goal = 'Research ComfyUI and deliver a Markdown guide';
+    expect(languagesOf({ message: '继续写安装部分', sessionGoal: goal, phaseGoal: goal })).toEqual({
+      message: 'zh',
+      goals: 'en',
+      cross: true,
+    });
+    expect(languagesOf({ message: 'Continue', sessionGoal: goal, phaseGoal: goal }).cross).toBe(false);
+  });
+
+  it('reports en, zh, same- and cross-language slices, leaving empty ones out', () => {
+    const en = 'Write the onboarding guide';
+    const zh = '写入职指南';
+    const slices = languageSlices([
+      { message: 'continue', sessionGoal: en, phaseGoal: en, expected: 'continue', predicted: 'continue' },
+      { message: 'go on', sessionGoal: en, phaseGoal: en, expected: 'continue', predicted: 'new-phase' },
+      { message: '继续', sessionGoal: en, phaseGoal: en, expected: 'continue', predicted: 'continue' },
+      { message: '继续', sessionGoal: zh, phaseGoal: zh, expected: 'conflict', predicted: 'conflict' },
+    ]);
+    const byName = Object.fromEntries(slices.map((s) => [s.name, s]));
+    expect(Object.keys(byName)).toEqual([
+      'message en',
+      'message zh',
+      'same language',
+      'cross-language',
+      'cross en goals → zh message',
+    ]);
+    expect(byName['message en']).toMatchObject({ total: 2, correct: 1, stateChanging: 1, conflictF1: null });
+    expect(byName['cross-language']).toMatchObject({ total: 1, correct: 1, costScore: 1 });
+    expect(byName['message zh']?.conflictF1).toBe(1);
+  });
+
+  it('puts harm, cost and slices in the text and JSON reports', () => {
+    const report = harmReport([
+      { message: 'go on', sessionGoal: 'g', phaseGoal: 'g', expected: 'continue', predicted: 'out-of-scope' },
+    ]);
+    const text = formatHarm(report);
+    expect(text).toContain('State-changing errors: 1/1 (100.0%)');
+    expect(text).toContain('Cost-weighted score: 0.000');
+    expect(text).toContain('message en');
+    const json = harmJson(report) as { stateChanging: { spurious: number }; cost: { score: number } };
+    expect(json.stateChanging.spurious).toBe(1);
+    expect(json.cost.score).toBe(0);
   });
 });

@@ -2,7 +2,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_AGENT_SKIPPED, LocalModels } from '../../models/local-models.js';
 import { orchestrateLocally } from '../../models/local/orchestrate.js';
-import { scoreRelevance } from '../../models/local/relevance.js';
+import { RELATED_COSINE, scoreRelevance } from '../../models/local/relevance.js';
+import { wordCosine } from '../../models/local/vectors.js';
 import { analyse, contentTerms, sentences } from '../../models/local/text.js';
 import type { AlignedTask, OrchestrateRequest } from '../../workflows/activity-contract.js';
 import { decide, type Band } from '../../workflows/decide.js';
@@ -389,7 +390,72 @@ describe('the local agent role', () => {
 
   it('describes each role for the start-up log', () => {
     const described = models.describe();
-    expect(described.relevance).toBe('local/lexical-v1');
+    expect(described.relevance).toBe('local/lexical-semantic-v2');
     expect(Object.values(described).every((d) => d.startsWith('local/') || d.startsWith('none'))).toBe(true);
+  });
+});
+
+describe('conflicts with what the goals chose or require', () => {
+  const MD = 'Research ComfyUI and deliver a Markdown guide';
+
+  it('sees a negated format, in English and Chinese, but not a conversion to another one', async () => {
+    expect((await judge("Actually, don't use Markdown at all", MD)).decision).toBe('conflict');
+    expect((await judge('别用 Markdown 了，直接写成纯文本', MD)).decision).toBe('conflict');
+    expect((await judge('Convert the Markdown we just created to Word', MD)).decision).toBe('new-phase');
+  });
+
+  it('sees a sibling put in place of the chosen technology, and a language swapped across languages', async () => {
+    const pg = 'Migrate the billing service from MySQL to PostgreSQL';
+    expect(
+      (await judge("Let's just use MongoDB for the invoices instead", 'Write the migration scripts', pg)).decision,
+    ).toBe('conflict');
+    expect((await judge('用中文写吧，不要英文', 'Write the README for our CLI tool in English')).decision).toBe(
+      'conflict',
+    );
+    // "instead" alone, with nothing the goal chose being replaced, is a refinement.
+    expect(
+      (await judge('Scrape every 15 seconds instead of every minute', 'Set up Prometheus monitoring')).decision,
+    ).toBe('continue');
+  });
+
+  it('sees what a stated constraint rules out, and what a goal prohibits', async () => {
+    const trip = 'Plan a vegetarian food trip to Lisbon';
+    expect((await judge('Add a steakhouse dinner on day 3', 'Draft the itinerary', trip)).decision).toBe('conflict');
+    expect((await judge('Add a pastry tasting on day 2', 'Draft the itinerary', trip)).decision).toBe('continue');
+    const family = '安排一次三天的杭州亲子游，不坐飞机';
+    expect((await judge('改成坐飞机过去吧', family)).decision).toBe('conflict');
+    expect(
+      (await judge('把一半的钱放到比特币里', '整理资产配置建议', '制定稳健的家庭理财方案，只投低风险产品')).decision,
+    ).toBe('conflict');
+  });
+});
+
+describe('meaning beyond shared words', () => {
+  it('links a message in one language to goals in the other through shared concepts', () => {
+    const goal = 'Write a beginner guide to Docker in Markdown';
+    const judged = scoreRelevance({ message: '指南里再加一节讲 volumes', phaseGoal: goal, sessionGoal: goal });
+    expect(judged.rule).toBe('refinement');
+    expect(judged.cues).toContain('doc:guide');
+  });
+
+  it('links a new deliverable of the goals domain to the Session', async () => {
+    const lesson = 'Prepare an introductory Python lesson for high-school students';
+    expect((await judge('Also make a quiz with 10 questions', lesson)).decision).toBe('new-phase');
+  });
+
+  it('leans to uncertain rather than to a state change when only a marker points away', async () => {
+    // "Also" says another matter, but the message stays in the goals' domain: keep state.
+    const itinerary = 'Plan a five-day trip to Lisbon';
+    expect((await judge('Also, which museums are open on Mondays?', itinerary)).decision).toBe('uncertain');
+    // An unmarked instruction about another line of work is not taken as a refinement.
+    expect(
+      (await judge('Set up Prometheus alerts for the checkout API', 'Write a wedding speech for my sister')).decision,
+    ).toBe('uncertain');
+  });
+
+  it('finds related English words through the vectors, and knows which words it has none for', () => {
+    expect(wordCosine('alert', 'monitoring')).toBeGreaterThan(RELATED_COSINE);
+    expect(wordCosine('weather', 'guide')).toBeLessThan(RELATED_COSINE);
+    expect(wordCosine('comfyui', 'guide')).toBeUndefined();
   });
 });

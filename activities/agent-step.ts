@@ -1,0 +1,135 @@
+/**
+ * The agent step activity: resolves the facts the workflow passed (skill, toolset and memory ids) to
+ * their content, asks the agent model for one step, and resolves each tool call it made: which
+ * toolset declared it, how it runs, whether it waits for approval, and whether its arguments fit.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { BUILTIN_DECLARATIONS } from '../capabilities/builtin-tools.js';
+import type { CapabilityCatalog } from '../capabilities/catalog.js';
+import { parseToolArguments, ToolArgumentValidator } from '../capabilities/tool-arguments.js';
+import { nameTools, type ToolOffer } from '../models/agent-request.js';
+import { FailureType } from '../models/model-errors.js';
+import type { AgentModelStep, AgentToolSpec } from '../models/roles.js';
+import {
+  AgentStepResult,
+  BUILTIN_TOOLS,
+  type AgentStepRequest,
+  type ResolvedToolCall,
+} from '../workflows/activity-contract.js';
+import { describeIssues } from '../workflows/text.js';
+import type { ActivityDeps } from './deps.js';
+import { asModelCall, callOptions } from './model-call.js';
+import { heartbeatWhileRunning } from './run-tool.js';
+
+/**
+ * The tools offered for one step: the built-ins first (so they keep their names), then each loaded
+ * toolset's tools in load order. A toolset that nobody runs (a file marked `"external": false`) is
+ * not offered: the model would only collect error results from it.
+ */
+export function toolOffers(toolsets: string[], catalog: Pick<CapabilityCatalog, 'toolset'>): AgentToolSpec[] {
+  const offers: ToolOffer[] = BUILTIN_TOOLS.map((name) => ({
+    tool: name,
+    toolset: null,
+    description: BUILTIN_DECLARATIONS[name].description,
+    inputSchema: BUILTIN_DECLARATIONS[name].inputSchema,
+    execution: 'builtin',
+    requiresApproval: false,
+  }));
+  for (const id of toolsets) {
+    const entry = catalog.toolset(id);
+    if (!entry?.execution) continue;
+    for (const tool of entry.tools) {
+      offers.push({
+        tool: tool.name,
+        toolset: id,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        execution: entry.execution,
+        requiresApproval: tool.requiresApproval,
+      });
+    }
+  }
+  return nameTools(offers);
+}
+
+/**
+ * Each call the model made, resolved against the offered tools. A call naming no offered function is
+ * `unknown`; a model that used a tool's own name instead of its function name still finds the tool
+ * when exactly one offered tool has that name.
+ */
+export function resolveCalls(
+  calls: Extract<AgentModelStep, { kind: 'calls' }>['calls'],
+  specs: AgentToolSpec[],
+  validator: ToolArgumentValidator,
+): ResolvedToolCall[] {
+  const byFunction = new Map(specs.map((s) => [s.functionName, s]));
+  return calls.map((call) => {
+    const sameName = specs.filter((s) => s.tool === call.name);
+    const spec = byFunction.get(call.name) ?? (sameName.length === 1 ? sameName[0] : undefined);
+    if (!spec) {
+      const parsed = parseToolArguments(call.arguments);
+      return {
+        callId: call.callId,
+        tool: call.name,
+        arguments: call.arguments,
+        toolset: null,
+        execution: 'unknown',
+        requiresApproval: false,
+        argumentError: 'error' in parsed ? parsed.error : null,
+      };
+    }
+    return {
+      callId: call.callId,
+      tool: spec.tool,
+      arguments: call.arguments,
+      toolset: spec.toolset,
+      execution: spec.execution,
+      requiresApproval: spec.requiresApproval,
+      argumentError: validator.check(spec.inputSchema, call.arguments),
+    };
+  });
+}
+
+export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest) => Promise<AgentStepResult> {
+  const { models, catalog, memories } = deps;
+  const validator = new ToolArgumentValidator();
+  return async (request) => {
+    const skills = request.skills.flatMap((id) => {
+      const skill = catalog.skill(id);
+      return skill ? [{ id, name: skill.name, instructions: skill.instructions() }] : [];
+    });
+    const texts = await Promise.all(request.memories.map(async (id) => ({ id, text: await memories?.text(id) })));
+    const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
+    const tools = toolOffers(request.toolsets, catalog);
+    const stopHeartbeats = heartbeatWhileRunning(deps);
+    const answer = await asModelCall('agent', () =>
+      models.agentStep(
+        {
+          sessionId: request.sessionId,
+          goals: request.goals,
+          decision: request.decision,
+          summaries: request.summaries,
+          transcript: request.transcript,
+          skills,
+          memories: recalled,
+          tools,
+          step: request.step,
+        },
+        callOptions(),
+      ),
+    ).finally(stopHeartbeats);
+    const result: AgentStepResult =
+      answer.kind === 'calls'
+        ? { kind: 'calls', text: answer.text, calls: resolveCalls(answer.calls, tools, validator) }
+        : answer;
+    // The workflow trusts this shape; a provider that breaks it is a bug, not something to retry.
+    const checked = AgentStepResult.safeParse(result);
+    if (!checked.success) {
+      throw ApplicationFailure.nonRetryable(
+        `agent step result is malformed: ${describeIssues(checked.error)}`,
+        FailureType.InvalidOutput,
+      );
+    }
+    return checked.data;
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * Driving the two workflows the same way: start, signal `message`, poll the `decisions` query, send
+ * `close`; and reading their real histories (events by type, billable actions, carried bytes).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import proto from '@temporalio/proto';
+
+export type FlavorName = 'session' | 'baseline';
+
+/** What both workflows answer: `message` and `command` signals and a `decisions` query with `{ seq, decision }`. */
+export interface Flavor {
+  name: FlavorName;
+  workflowType: string;
+  workflowId(id: string): string;
+  args(id: string, settings?: Record<string, unknown>): unknown[];
+}
+
+export const FLAVORS: Record<FlavorName, Flavor> = {
+  session: {
+    name: 'session',
+    workflowType: 'session',
+    workflowId: (id) => `session:${id}`,
+    args: (id, settings) => [{ sessionId: id, ...(settings ? { settings } : {}) }],
+  },
+  baseline: {
+    name: 'baseline',
+    workflowType: 'benchBaseline',
+    workflowId: (id) => `bench-baseline:${id}`,
+    args: () => [{}],
+  },
+};
+
+/** The source article's conversation: with LocalModels these give initialize, new phase, continue, out of scope. */
+export const TEXT = {
+  goal: 'Research ComfyUI and deliver a Markdown guide',
+  newPhase: 'Convert the Markdown we just created to Word',
+  continue: 'Continue',
+  outOfScope: "Also check tomorrow's weather",
+} as const;
+
+export interface Driven {
+  flavor: Flavor;
+  handle: WorkflowHandleWithFirstExecutionRunId;
+  /** Messages sent so far (= the seq of the last one, as both workflows number inputs from 1). */
+  sent: number;
+}
+
+export async function start(
+  client: Client,
+  taskQueue: string,
+  flavor: Flavor,
+  settings?: Record<string, unknown>,
+  id = randomUUID().slice(0, 8),
+) {
+  const handle = await client.workflow.start(flavor.workflowType, {
+    workflowId: flavor.workflowId(`bench-${id}`),
+    taskQueue,
+    args: flavor.args(`bench-${id}`, settings),
+  });
+  return { flavor, handle, sent: 0 } satisfies Driven;
+}
+
+export async function send(d: Driven, text: string): Promise<number> {
+  const seq = ++d.sent;
+  await d.handle.signal('message', { messageId: `m${seq}-${randomUUID().slice(0, 6)}`, text });
+  return seq;
+}
+
+export function close(d: Driven): Promise<void> {
+  return d.handle.signal('command', { commandId: `close-${randomUUID().slice(0, 6)}`, name: 'close' });
+}
+
+export interface SeenDecision {
+  seq: number;
+  decision: string;
+}
+
+/** Polls the `decisions` query until the record for `seq` (or a later one) is visible. */
+export async function decided(d: Driven, seq: number, timeoutMs = 120_000, pollMs = 2): Promise<SeenDecision> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const [last] = await d.handle.query<SeenDecision[], [{ limit: number }]>('decisions', { limit: 1 });
+    if (last && last.seq >= seq) return last;
+    if (Date.now() > deadline) throw new Error(`${d.flavor.name}: no decision for seq ${seq} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+const { temporal } = proto;
+const EventType = temporal.api.enums.v1.EventType;
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+
+/** The events of one run, oldest first. */
+export async function runEvents(client: Client, workflowId: string, runId?: string): Promise<HistoryEvent[]> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  return history.events ?? [];
+}
+
+const IN_FLIGHT = new Set([
+  EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+  EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+  EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+  EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED,
+]);
+
+/** Waits until the run's history stops growing: nothing in flight and no new event for 150 ms. */
+export async function settledEvents(client: Client, workflowId: string): Promise<HistoryEvent[]> {
+  let events = await runEvents(client, workflowId);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 150));
+    const again = await runEvents(client, workflowId);
+    const last = again.at(-1)?.eventType ?? EventType.EVENT_TYPE_UNSPECIFIED;
+    if (again.length === events.length && !IN_FLIGHT.has(last)) return again;
+    events = again;
+  }
+}
+
+export function eventName(event: HistoryEvent): string {
+  return (EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace(/^EVENT_TYPE_/, '');
+}
+
+export function countByType(events: HistoryEvent[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const e of events) counts[eventName(e)] = (counts[eventName(e)] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * Billable actions in a slice of history, by Temporal Cloud's categories as they show in events:
+ * workflow started (start, continue-as-new, child start), signal received or sent, update accepted,
+ * activity scheduled, timer started, search attributes upserted, workflow properties (memo) modified,
+ * and local activities: every workflow task whose commands record at least one local-activity marker
+ * counts once. Not counted: queries (the bench's own polling), workflow tasks, activity retries that
+ * did not happen, and version (patched) markers.
+ */
+export function billableActions(events: HistoryEvent[]): number {
+  let actions = 0;
+  let localActivityInTask = false;
+  for (const e of events) {
+    switch (e.eventType) {
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+      case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+      case EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+      case EventType.EVENT_TYPE_TIMER_STARTED:
+      case EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+      case EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
+        actions++;
+        break;
+      case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+        localActivityInTask = false;
+        break;
+      case EventType.EVENT_TYPE_MARKER_RECORDED:
+        if (e.markerRecordedEventAttributes?.markerName === 'core_local_activity' && !localActivityInTask) {
+          localActivityInTask = true;
+          actions++;
+        }
+        break;
+      default:
+    }
+  }
+  return actions;
+}
+
+/** Every run of a workflow id, first to last, following continue-as-new. */
+export async function allRuns(client: Client, workflowId: string, firstRunId: string): Promise<HistoryEvent[][]> {
+  const runs: HistoryEvent[][] = [];
+  let runId: string | undefined = firstRunId;
+  while (runId) {
+    const events = await runEvents(client, workflowId, runId);
+    runs.push(events);
+    runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return runs;
+}
+
+/** Bytes of the start argument of a run: for a continued Session, the state it carried. */
+export function startInputBytes(events: HistoryEvent[]): number {
+  const payloads = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+  return payloads.reduce((sum, p) => sum + (p.data?.length ?? 0), 0);
+}

@@ -1,0 +1,197 @@
+/**
+ * `npm run bench`: the Session against a bare-Temporal baseline on the same server in the same run,
+ * plus recall, MCP refresh and dev-server pragma measurements. Prints a table with the issue-13
+ * targets and writes every figure to a JSON file (bench/results/latest.json by default).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { isEntryPoint } from '../worker/entry-point.js';
+import { mcpRefresh, recallLatency } from './recall-scenarios.js';
+import { pragmas } from './pragma-scenario.js';
+import { profiled } from './profile.js';
+import { printReport, type BenchResults } from './report.js';
+import { startStack } from './stack.js';
+import { burst, historyCost, latency, longSession, throughput } from './workflow-scenarios.js';
+
+export const SCENARIOS = ['latency', 'events', 'throughput', 'burst', 'long', 'recall', 'mcp', 'pragmas'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+export interface BenchOptions {
+  scenarios: Scenario[];
+  address?: string;
+  namespace: string;
+  out: string;
+  latencyInputs: number;
+  eventInputs: number;
+  sessions: number;
+  inputsEach: number;
+  burstInputs: number;
+  longInputs: number;
+  longBatch: number;
+  recallSizes: number[];
+  mcpEntries: number;
+  pragmaInputs: number;
+  profile?: string;
+}
+
+const FULL = {
+  latencyInputs: 60,
+  eventInputs: 10,
+  sessions: 100,
+  inputsEach: 10,
+  burstInputs: 1_500,
+  longInputs: 10_000,
+  longBatch: 25,
+  recallSizes: [1_000, 10_000, 100_000],
+  mcpEntries: 10_000,
+  pragmaInputs: 40,
+};
+const QUICK: typeof FULL = {
+  latencyInputs: 8,
+  eventInputs: 3,
+  sessions: 8,
+  inputsEach: 4,
+  burstInputs: 60,
+  longInputs: 100,
+  longBatch: 10,
+  recallSizes: [1_000, 10_000],
+  mcpEntries: 1_000,
+  pragmaInputs: 5,
+};
+
+/** Runs the selected scenarios and returns (and writes) the results. */
+export async function runBench(
+  options: BenchOptions,
+  log = (line: string) => console.log(line),
+): Promise<BenchResults> {
+  const results: BenchResults = {
+    startedAt: new Date().toISOString(),
+    machine: { node: process.version, cpus: cpus().length, loadavg: loadavg().map((x) => Number(x.toFixed(2))) },
+    options: { ...options },
+  };
+  const selected = new Set(options.scenarios);
+  const workflowScenarios = (['latency', 'events', 'throughput', 'burst', 'long'] as const).filter((s) =>
+    selected.has(s),
+  );
+  if (workflowScenarios.length > 0) {
+    log(options.address ? `using the server at ${options.address}` : 'starting a dev server and a bench worker');
+    const stack = await startStack({
+      ...(options.address ? { address: options.address } : {}),
+      namespace: options.namespace,
+    });
+    try {
+      const step = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+        log(`- ${name}`);
+        const t0 = Date.now();
+        const value = await profiled(options.profile, name, work);
+        log(`  done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        return value;
+      };
+      if (selected.has('latency')) results.latency = await step('latency', () => latency(stack, options.latencyInputs));
+      if (selected.has('events')) results.events = await step('events', () => historyCost(stack, options.eventInputs));
+      if (selected.has('throughput')) {
+        results.throughput = await step('throughput', () => throughput(stack, options.sessions, options.inputsEach));
+      }
+      if (selected.has('burst')) results.burst = await step('burst', () => burst(stack, options.burstInputs));
+      if (selected.has('long')) {
+        results.long = await step('long', () => longSession(stack, options.longInputs, options.longBatch));
+      }
+    } finally {
+      await stack.stop();
+    }
+  }
+  if (selected.has('recall')) {
+    log('- recall');
+    results.recall = recallLatency(options.recallSizes);
+  }
+  if (selected.has('mcp')) {
+    log('- mcp refresh');
+    results.mcp = await mcpRefresh(options.mcpEntries);
+  }
+  if (selected.has('pragmas')) {
+    log('- dev server SQLite pragmas');
+    results.pragmas = await pragmas(options.pragmaInputs);
+  }
+  results.finishedAt = new Date().toISOString();
+  mkdirSync(dirname(options.out), { recursive: true });
+  writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
+  return results;
+}
+
+const int = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`expected a positive whole number, got "${value}"`);
+  return n;
+};
+
+async function main(): Promise<void> {
+  const program = new Command('bench')
+    .description('Session vs bare-Temporal baseline, recall, MCP refresh and dev-server pragmas')
+    .addOption(
+      new Option('--scenarios <list>', `comma-separated, from ${SCENARIOS.join(', ')}`).default(
+        'latency,events,throughput,burst,recall,mcp',
+      ),
+    )
+    .option('--quick', 'small sizes everywhere (a smoke run of a minute or two)')
+    .option('--long', 'add the long-Session scenario (10,000 inputs unless --long-inputs)')
+    .option('--pragmas', 'add the dev-server SQLite pragma scenario (two dev servers, one after the other)')
+    .option('--all', 'every scenario')
+    .option('--address <host:port>', 'use a running Temporal server instead of starting one')
+    .option('--namespace <name>', 'namespace', 'default')
+    .option('--out <file>', 'results file', resolve(import.meta.dirname, 'results', 'latest.json'))
+    .option('--latency-inputs <n>', 'sequential inputs per flavor', int)
+    .option('--event-inputs <n>', 'continue inputs whose history cost is counted', int)
+    .option('--sessions <n>', 'workflows per flavor in the throughput scenario', int)
+    .option('--inputs-each <n>', 'inputs per workflow in the throughput scenario', int)
+    .option('--burst-inputs <n>', 'inputs in the burst on one workflow', int)
+    .option('--long-inputs <n>', 'inputs of the long Session', int)
+    .option('--long-batch <n>', 'inputs signalled at once in the long Session', int)
+    .option('--recall-sizes <list>', 'catalog sizes, comma-separated')
+    .option('--mcp-entries <n>', 'catalog entries beside the MCP toolsets', int)
+    .option('--pragma-inputs <n>', 'sequential inputs per pragma setting', int)
+    .option('--profile <dir>', 'write a CPU profile of each workflow scenario here and print the top functions');
+  program.parse();
+  const o = program.opts<Record<string, string | number | boolean | undefined>>();
+  const sizes = o.quick ? QUICK : FULL;
+  const pick = <K extends keyof typeof FULL>(key: K): (typeof FULL)[K] => (o[key] as (typeof FULL)[K]) ?? sizes[key];
+  let scenarios = String(o.scenarios)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean) as Scenario[];
+  if (o.all) scenarios = [...SCENARIOS];
+  if (o.long) scenarios.push('long');
+  if (o.pragmas) scenarios.push('pragmas');
+  for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario "${s}"`);
+  const options: BenchOptions = {
+    scenarios: [...new Set(scenarios)],
+    ...(o.address ? { address: String(o.address) } : {}),
+    namespace: String(o.namespace),
+    out: resolve(String(o.out)),
+    latencyInputs: pick('latencyInputs'),
+    eventInputs: pick('eventInputs'),
+    sessions: pick('sessions'),
+    inputsEach: pick('inputsEach'),
+    burstInputs: pick('burstInputs'),
+    longInputs: pick('longInputs'),
+    longBatch: pick('longBatch'),
+    recallSizes: o.recallSizes ? String(o.recallSizes).split(',').map(int) : sizes.recallSizes,
+    mcpEntries: pick('mcpEntries'),
+    pragmaInputs: pick('pragmaInputs'),
+    ...(o.profile ? { profile: resolve(String(o.profile)) } : {}),
+  };
+  const results = await runBench(options);
+  printReport(results);
+  console.log(`results: ${options.out}`);
+}
+
+if (isEntryPoint(import.meta.url)) {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+      process.exit(1);
+    },
+  );
+}

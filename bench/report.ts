@@ -1,0 +1,191 @@
+/**
+ * The results file's shape and the printed table: every figure beside the baseline measured in the
+ * same run, with the issue-13 target and whether this run meets it.
+ */
+import Table from 'cli-table3';
+import type { PragmaResult } from './pragma-scenario.js';
+import type { McpRefreshResult, RecallRow } from './recall-scenarios.js';
+import type { KindCost, LatencyResult, LongResult, RateResult } from './workflow-scenarios.js';
+
+export interface BenchResults {
+  startedAt: string;
+  finishedAt?: string;
+  machine: { node: string; cpus: number; loadavg: number[] };
+  options: object;
+  latency?: LatencyResult;
+  events?: Record<'continue' | 'new-phase' | 'out-of-scope', KindCost>;
+  throughput?: RateResult;
+  burst?: RateResult;
+  long?: LongResult;
+  recall?: RecallRow[];
+  mcp?: McpRefreshResult;
+  pragmas?: PragmaResult;
+}
+
+type Row = [measure: string, session: string, baseline: string, ratio: string, target: string, met: string];
+
+const f = (n: number | undefined, unit = '') => (n === undefined || !Number.isFinite(n) ? '-' : `${n}${unit}`);
+const verdict = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? 'yes' : 'NO');
+
+/** The table rows, one per figure; `met` is yes/NO where a target applies. */
+export function reportRows(r: BenchResults): Row[] {
+  const rows: Row[] = [];
+  if (r.latency) {
+    const l = r.latency;
+    rows.push([
+      `latency p50, ${l.inputs} sequential continue inputs`,
+      f(l.p50Ms.session, ' ms'),
+      f(l.p50Ms.baseline, ' ms'),
+      f(l.ratioP50, '×'),
+      '≤ 1.05×',
+      verdict(l.ratioP50 <= 1.05),
+    ]);
+    rows.push(['latency p95', f(l.p95Ms.session, ' ms'), f(l.p95Ms.baseline, ' ms'), f(l.ratioP95, '×'), '', '']);
+  }
+  if (r.events) {
+    for (const kind of ['continue', 'new-phase', 'out-of-scope'] as const) {
+      const c = r.events[kind];
+      const decided = Object.entries(c.decisions)
+        .map(([d, n]) => `${n} ${d}`)
+        .join(', ');
+      const delta = Math.round((c.eventsPerInput.session - c.eventsPerInput.baseline) * 100) / 100;
+      rows.push([
+        `history events per ${kind} input (${decided})`,
+        f(c.eventsPerInput.session),
+        f(c.eventsPerInput.baseline),
+        `${delta >= 0 ? '+' : ''}${delta}`,
+        kind === 'continue' ? '≤ baseline + 0.5' : '',
+        kind === 'continue' ? verdict(delta <= 0.5) : '',
+      ]);
+      rows.push([
+        `billable actions per ${kind} input`,
+        f(c.actionsPerInput.session),
+        f(c.actionsPerInput.baseline),
+        '',
+        kind === 'continue' ? '= 3' : '',
+        kind === 'continue' ? verdict(c.actionsPerInput.session === 3) : '',
+      ]);
+    }
+  }
+  if (r.throughput) {
+    const t = r.throughput;
+    rows.push([
+      `throughput, ${t.workflows} workflows × ${t.inputsEach} inputs`,
+      f(t.inputsPerSecond.session, '/s'),
+      f(t.inputsPerSecond.baseline, '/s'),
+      f(t.ratio, '×'),
+      '≥ 0.95×',
+      verdict(t.ratio >= 0.95),
+    ]);
+  }
+  if (r.burst) {
+    const b = r.burst;
+    rows.push([
+      `burst drain, ${b.inputsEach} inputs on one workflow`,
+      f(b.inputsPerSecond.session, '/s'),
+      f(b.inputsPerSecond.baseline, '/s'),
+      f(b.ratio, '×'),
+      '≥ 1.5× pre-pipelining',
+      '',
+    ]);
+  }
+  if (r.long) {
+    const l = r.long;
+    rows.push([
+      `long Session ${l.inputs} inputs: ms/input first ${l.window}`,
+      f(l.firstMsPerInput.mean, ' ms'),
+      '',
+      '',
+      '',
+      '',
+    ]);
+    rows.push([
+      `long Session: ms/input last ${l.window}`,
+      f(l.lastMsPerInput.mean, ' ms'),
+      '',
+      f(l.ratioLastFirst, '×'),
+      '≤ 1.1×',
+      verdict(l.ratioLastFirst <= 1.1),
+    ]);
+    rows.push([
+      `long Session: carried state (max of ${l.runs - 1} continued runs)`,
+      f(Math.round(l.carriedBytes.max / 102.4) / 10, ' KB'),
+      '',
+      '',
+      '< 256 KB',
+      verdict(l.carriedBytes.max < 256 * 1024),
+    ]);
+    rows.push(['long Session: runs', f(l.runs), '', '', '', '']);
+  }
+  for (const row of r.recall ?? []) {
+    const target = row.entries === 10_000 ? 2 : row.entries === 100_000 ? 10 : undefined;
+    const agree =
+      row.agreement === null ? '' : `, agrees with MiniSearch on ${Math.round(row.agreement * 100)}% of queries`;
+    rows.push([
+      `recall ${row.entries.toLocaleString('en-US')} entries p50${agree}`,
+      f(row.p50Ms, ' ms'),
+      row.reference ? `${row.reference.p50Ms} ms (MiniSearch)` : '',
+      '',
+      '',
+      '',
+    ]);
+    rows.push([
+      `recall ${row.entries.toLocaleString('en-US')} entries p99 (per-query medians; all runs: ${row.p99RawMs} ms)`,
+      f(row.p99Ms, ' ms'),
+      row.reference ? `${row.reference.p99Ms} ms (MiniSearch)` : '',
+      '',
+      target ? `< ${target} ms` : '',
+      target ? verdict(row.p99Ms < target) : '',
+    ]);
+  }
+  if (r.mcp) {
+    const m = r.mcp;
+    rows.push([
+      `MCP refresh (1 of ${m.servers} servers changed, ${m.catalogEntries} entries)`,
+      f(m.refreshMs, ' ms'),
+      `${m.fullRebuildMiniSearchMs} ms (old full rebuild; new: ${m.fullRebuildMs} ms)`,
+      '',
+      '',
+      '',
+    ]);
+    rows.push([
+      `MCP refresh: longest event-loop block (median of ${m.refreshes})`,
+      f(m.maxEventLoopBlockMs, ' ms'),
+      `${m.idleEventLoopBlockMs} ms (idle, same run)`,
+      '',
+      '≤ 50 ms',
+      verdict(m.maxEventLoopBlockMs <= 50),
+    ]);
+  }
+  if (r.pragmas) {
+    const p = r.pragmas;
+    rows.push([
+      `dev server latency p50, WAL+NORMAL vs SQLite defaults (${p.inputs} inputs)`,
+      f(p.wal.p50Ms, ' ms'),
+      `${p.defaults.p50Ms} ms (defaults)`,
+      f(p.ratioP50, '×'),
+      'adopt if < 1',
+      verdict(p.ratioP50 < 1),
+    ]);
+    rows.push([
+      'dev stack start (server + worker)',
+      f(p.wal.startMs, ' ms'),
+      `${p.defaults.startMs} ms (defaults)`,
+      '',
+      '',
+      '',
+    ]);
+  }
+  return rows;
+}
+
+export function printReport(r: BenchResults): void {
+  const table = new Table({
+    style: { head: [], border: [] },
+    head: ['measure', 'Session', 'baseline', 'ratio / Δ', 'target', 'met'],
+    colAligns: ['left', 'right', 'right', 'right', 'left', 'left'],
+  });
+  for (const row of reportRows(r)) table.push(row);
+  console.log(`node ${r.machine.node}, ${r.machine.cpus} CPUs, load average ${r.machine.loadavg.join(' ')} at start`);
+  console.log(table.toString());
+}

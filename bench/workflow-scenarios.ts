@@ -1,0 +1,227 @@
+/**
+ * The scenarios that run the Session and the baseline on the same server in the same run. Each takes
+ * a started stack and returns plain JSON for the results file.
+ */
+import { performance } from 'node:perf_hooks';
+import {
+  FLAVORS,
+  TEXT,
+  allRuns,
+  billableActions,
+  close,
+  countByType,
+  decided,
+  send,
+  settledEvents,
+  start,
+  startInputBytes,
+  type Driven,
+  type Flavor,
+  type FlavorName,
+} from './driver.js';
+import type { Stack } from './stack.js';
+import { mean, median, percentile, pool, round } from './stats.js';
+
+const both = [FLAVORS.session, FLAVORS.baseline];
+
+/** Start plus the two set-up inputs (initialize, new phase) that put a Session where `Continue` continues. */
+async function ready(stack: Stack, flavor: Flavor, settings?: Record<string, unknown>): Promise<Driven> {
+  const d = await start(stack.client, stack.taskQueue, flavor, settings);
+  await send(d, TEXT.goal);
+  await decided(d, await send(d, TEXT.newPhase));
+  return d;
+}
+
+export interface LatencyResult {
+  inputs: number;
+  p50Ms: Record<FlavorName, number>;
+  p95Ms: Record<FlavorName, number>;
+  ratioP50: number;
+  ratioP95: number;
+  decisions: Record<string, number>;
+}
+
+/** Sequential `Continue` inputs, signal to decision visible in the query, the two flavors interleaved. */
+export async function latency(stack: Stack, inputs: number): Promise<LatencyResult> {
+  const driven = await Promise.all(both.map((f) => ready(stack, f)));
+  const samples: Record<FlavorName, number[]> = { session: [], baseline: [] };
+  const decisions: Record<string, number> = {};
+  for (let i = 0; i < inputs; i++) {
+    for (const d of driven) {
+      const t0 = performance.now();
+      const seen = await decided(d, await send(d, TEXT.continue));
+      samples[d.flavor.name].push(performance.now() - t0);
+      if (d.flavor.name === 'session') decisions[seen.decision] = (decisions[seen.decision] ?? 0) + 1;
+    }
+  }
+  await Promise.all(driven.map((d) => close(d)));
+  const p = (q: number) => ({
+    session: round(percentile(samples.session, q)),
+    baseline: round(percentile(samples.baseline, q)),
+  });
+  const p50Ms = p(50);
+  const p95Ms = p(95);
+  return {
+    inputs,
+    p50Ms,
+    p95Ms,
+    ratioP50: round(median(samples.session) / median(samples.baseline)),
+    ratioP95: round(percentile(samples.session, 95) / percentile(samples.baseline, 95)),
+    decisions,
+  };
+}
+
+export interface KindCost {
+  samples: number;
+  /** What the Session decided for these inputs (the baseline does the same work for every kind). */
+  decisions: Record<string, number>;
+  eventsPerInput: Record<FlavorName, number>;
+  actionsPerInput: Record<FlavorName, number>;
+  /** Session events by type, summed over the samples. */
+  sessionEventTypes: Record<string, number>;
+  baselineEventTypes: Record<string, number>;
+}
+
+type Kind = 'continue' | 'new-phase' | 'out-of-scope';
+
+/**
+ * History events and billable actions that one input of each kind adds, read from the real histories:
+ * the events appended between the settled history before the signal and the settled history after it.
+ */
+export async function historyCost(stack: Stack, continues: number): Promise<Record<Kind, KindCost>> {
+  const plan: Array<[Kind, string]> = [
+    ...Array.from({ length: continues }, (): [Kind, string] => ['continue', TEXT.continue]),
+    ['out-of-scope', TEXT.outOfScope],
+    ['new-phase', TEXT.goal],
+    ['new-phase', TEXT.newPhase],
+  ];
+  const result = {} as Record<Kind, KindCost>;
+  for (const [kind] of plan) {
+    result[kind] ??= {
+      samples: 0,
+      decisions: {},
+      eventsPerInput: { session: 0, baseline: 0 },
+      actionsPerInput: { session: 0, baseline: 0 },
+      sessionEventTypes: {},
+      baselineEventTypes: {},
+    };
+  }
+  for (const flavor of both) {
+    const d = await ready(stack, flavor);
+    const id = d.handle.workflowId;
+    let before = await settledEvents(stack.client, id);
+    for (const [kind, text] of plan) {
+      const seen = await decided(d, await send(d, text));
+      const after = await settledEvents(stack.client, id);
+      const added = after.slice(before.length);
+      before = after;
+      const cost = result[kind];
+      cost.eventsPerInput[flavor.name] += added.length;
+      cost.actionsPerInput[flavor.name] += billableActions(added);
+      const types = flavor.name === 'session' ? cost.sessionEventTypes : cost.baselineEventTypes;
+      for (const [type, n] of Object.entries(countByType(added))) types[type] = (types[type] ?? 0) + n;
+      if (flavor.name === 'session') {
+        cost.samples++;
+        cost.decisions[seen.decision] = (cost.decisions[seen.decision] ?? 0) + 1;
+      }
+    }
+    await close(d);
+  }
+  for (const cost of Object.values(result)) {
+    for (const f of ['session', 'baseline'] as const) {
+      cost.eventsPerInput[f] = round(cost.eventsPerInput[f] / cost.samples);
+      cost.actionsPerInput[f] = round(cost.actionsPerInput[f] / cost.samples);
+    }
+  }
+  return result;
+}
+
+export interface RateResult {
+  workflows: number;
+  inputsEach: number;
+  inputsPerSecond: Record<FlavorName, number>;
+  ratio: number;
+}
+
+/**
+ * `workflows` workflows of each flavor, set up first (untimed), then `inputsEach` `Continue` inputs
+ * each, all at once, and `close`; the time runs from the first signal until every workflow has
+ * completed. Baseline first, then the Session, each alone on the worker.
+ */
+async function rate(stack: Stack, workflows: number, inputsEach: number, sendConcurrency: number): Promise<RateResult> {
+  const inputsPerSecond = { session: 0, baseline: 0 };
+  for (const flavor of [FLAVORS.baseline, FLAVORS.session]) {
+    const driven = await pool(Array.from({ length: workflows }), 20, () => ready(stack, flavor));
+    const t0 = performance.now();
+    await Promise.all(
+      driven.map(async (d) => {
+        await pool(Array.from({ length: inputsEach }), sendConcurrency, () => send(d, TEXT.continue));
+        await close(d);
+        await d.handle.result();
+      }),
+    );
+    inputsPerSecond[flavor.name] = round((workflows * inputsEach) / ((performance.now() - t0) / 1000));
+  }
+  return { workflows, inputsEach, inputsPerSecond, ratio: round(inputsPerSecond.session / inputsPerSecond.baseline) };
+}
+
+/** Many workflows with a few inputs each. */
+export const throughput = (stack: Stack, workflows: number, inputsEach: number) =>
+  rate(stack, workflows, inputsEach, 1);
+
+/** One workflow, a burst of inputs signalled as fast as the client can. */
+export const burst = (stack: Stack, inputs: number) => rate(stack, 1, inputs, 16);
+
+export interface LongResult {
+  inputs: number;
+  batch: number;
+  window: number;
+  /** Per-input time (batch time / batch size) over the first and the last `window` inputs. */
+  firstMsPerInput: { mean: number; p50: number };
+  lastMsPerInput: { mean: number; p50: number };
+  ratioLastFirst: number;
+  runs: number;
+  /** Start-argument bytes of each continued run: the state carried across continue-as-new. */
+  carriedBytes: { max: number; median: number; perRun: number[] };
+}
+
+/**
+ * One Session fed `inputs` `Continue` inputs in batches of `batch` (each batch signalled at once,
+ * then waited for), so the per-input time is the Session's own cost, not the client's round trip.
+ */
+export async function longSession(stack: Stack, inputs: number, batch: number): Promise<LongResult> {
+  // The Session's default (500 inputs a run) unless the run is too short to see a continue-as-new.
+  const d = await ready(
+    stack,
+    FLAVORS.session,
+    inputs < 2_000 ? { continueAsNewAfter: Math.ceil(inputs / 4) } : undefined,
+  );
+  const firstRunId = d.handle.firstExecutionRunId;
+  const perInput: number[] = [];
+  for (let done = 0; done < inputs; done += batch) {
+    const size = Math.min(batch, inputs - done);
+    const t0 = performance.now();
+    let last = 0;
+    for (let i = 0; i < size; i++) last = await send(d, TEXT.continue);
+    await decided(d, last, 300_000, 5);
+    const each = (performance.now() - t0) / size;
+    for (let i = 0; i < size; i++) perInput.push(each);
+  }
+  await close(d);
+  await d.handle.result();
+  const window = Math.min(1_000, Math.floor(inputs / 5));
+  const first = perInput.slice(0, window);
+  const last = perInput.slice(-window);
+  const runs = await allRuns(stack.client, d.handle.workflowId, firstRunId);
+  const perRun = runs.slice(1).map(startInputBytes);
+  return {
+    inputs,
+    batch,
+    window,
+    firstMsPerInput: { mean: round(mean(first)), p50: round(median(first)) },
+    lastMsPerInput: { mean: round(mean(last)), p50: round(median(last)) },
+    ratioLastFirst: round(mean(last) / mean(first)),
+    runs: runs.length,
+    carriedBytes: { max: Math.max(0, ...perRun), median: round(median(perRun)) || 0, perRun },
+  };
+}

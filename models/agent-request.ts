@@ -1,0 +1,178 @@
+/**
+ * The agent step's chat request, assembled afresh from facts on every call: a system message with the
+ * goals, the decision, earlier phases' summaries, loaded skills and memories; the transcript as
+ * user, assistant and tool messages; the loaded tools as OpenAI function tools. Pure: no I/O.
+ */
+import { createHash } from 'node:crypto';
+import type {
+  ChatCompletionFunctionTool,
+  ChatCompletionMessageParam,
+  ChatCompletionMessageFunctionToolCall,
+} from 'openai/resources/chat/completions';
+import type { TranscriptItem } from '../workflows/activity-contract.js';
+import type { Decision } from '../workflows/state.js';
+import type { AgentStepPrompt, AgentToolSpec } from './roles.js';
+
+/** One line per decision: how the latest input relates to the task, and what the agent should do about it. */
+export const AGENT_DECISION_NOTES: Record<Decision, string> = {
+  initialize: 'It is the first task of this Session.',
+  continue: 'It continues the current phase.',
+  'new-phase': 'It starts a new phase of the same Session; earlier phases are done.',
+  'out-of-scope':
+    'It falls outside this Session’s responsibility: do not take it on here; hand it to a sub-session with session_create_sub or tell the user.',
+  conflict:
+    'It fits the current phase but may conflict with the session-wide goal: do not silently replace the goal; point out the conflict and ask the user how to proceed.',
+  uncertain:
+    'The harness could not tell how it relates to the task: reason about it, and ask the user a short clarifying question if needed; do not change course silently.',
+  degraded:
+    'The harness could not judge how it relates to the task (its helper model failed): treat it as part of the current phase unless it clearly says otherwise; ask if unsure.',
+};
+
+const AGENT_RULES = [
+  'Call a tool when the task needs its effect, and answer with text when the work is done or you need the user.',
+  'Never claim that a tool did something unless its result shows it. A call marked [rejected] did not run; a call marked [error] failed.',
+  'Tools marked "requires approval" run only after the user approves them.',
+].join('\n');
+
+const OPENAI_FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+function safeName(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) || 'tool';
+}
+
+function hashed(base: string, key: string): string {
+  const digest = createHash('sha256').update(key).digest('hex').slice(0, 8);
+  return `${base.slice(0, 55)}_${digest}`;
+}
+
+/** A tool to offer, before it has a function name. */
+export type ToolOffer = Omit<AgentToolSpec, 'functionName'>;
+
+/**
+ * Gives each tool a unique OpenAI function name, in order: a tool keeps its own name when it is safe
+ * and free; otherwise it is sanitised, then prefixed with its toolset (`<toolset>__<tool>`), then
+ * suffixed with a hash of both. Offer built-ins first so that they keep their names.
+ */
+export function nameTools(offers: ToolOffer[]): AgentToolSpec[] {
+  const taken = new Set<string>();
+  return offers.map((offer) => {
+    const key = `${offer.toolset ?? ''}/${offer.tool}`;
+    const candidates = [
+      safeName(offer.tool),
+      ...(offer.toolset ? [safeName(`${offer.toolset}__${offer.tool}`)] : []),
+      hashed(safeName(offer.tool), key),
+    ];
+    const functionName = candidates.find((c) => OPENAI_FUNCTION_NAME.test(c) && !taken.has(c)) ?? hashed('tool', key);
+    taken.add(functionName);
+    return { ...offer, functionName };
+  });
+}
+
+/** The loaded tools as OpenAI function tools; `$schema` is left out (some servers reject unknown keys there). */
+export function agentTools(specs: AgentToolSpec[]): ChatCompletionFunctionTool[] {
+  return specs.map((spec) => {
+    const { $schema: _dialect, ...parameters } = spec.inputSchema;
+    const approval = spec.requiresApproval ? ' (requires approval)' : '';
+    return {
+      type: 'function',
+      function: { name: spec.functionName, description: `${spec.description}${approval}`.trim(), parameters },
+    };
+  });
+}
+
+/** The system message: who the agent is, the goals, the decision, and what the Session has loaded. */
+export function agentSystemMessage(prompt: AgentStepPrompt): string {
+  const lines = [
+    `You are the business agent of Session ${prompt.sessionId}. The Session owns its goals; work toward them.`,
+    `Session-wide goal: ${prompt.goals.session}`,
+    `Current phase goal: ${prompt.goals.phase}`,
+    `The latest input was judged "${prompt.decision}". ${AGENT_DECISION_NOTES[prompt.decision]}`,
+    '',
+    AGENT_RULES,
+  ];
+  if (prompt.summaries.length > 0) {
+    lines.push('', 'Earlier phases of this Session (summaries):');
+    for (const s of prompt.summaries) lines.push(`- Phase ${s.phaseIndex} (goal: ${s.goal}): ${s.summary}`);
+  }
+  for (const skill of prompt.skills) {
+    lines.push('', `## Skill: ${skill.name} (${skill.id})`, skill.instructions.trim());
+  }
+  if (prompt.memories.length > 0) {
+    lines.push('', 'Relevant memories:');
+    for (const memory of prompt.memories) lines.push(`- ${memory.text}`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Arguments as they go back to the model in a step's assistant message. Invalid JSON is wrapped in a
+ * JSON object: several OpenAI-compatible servers parse earlier calls' arguments and refuse the whole
+ * request when one does not parse, and the model still sees what it sent.
+ */
+function replayedArguments(text: string): string {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return text;
+  } catch {
+    // wrapped below
+  }
+  return JSON.stringify({ invalid_arguments: text });
+}
+
+/** The transcript as chat messages. A step is one assistant message followed by one tool message per call. */
+export function transcriptMessages(transcript: TranscriptItem[], specs: AgentToolSpec[]): ChatCompletionMessageParam[] {
+  // A call is replayed under the function name its tool has now, or its own name if no longer loaded.
+  const byTool = new Map<string, string>();
+  for (const spec of specs) if (!byTool.has(spec.tool)) byTool.set(spec.tool, spec.functionName);
+  const functionName = (tool: string) => byTool.get(tool) ?? safeName(tool);
+  const messages: ChatCompletionMessageParam[] = [];
+  for (const item of transcript) {
+    switch (item.kind) {
+      case 'user': {
+        const resources = item.resources.map((r) => `\n[resource] ${r.title ? `${r.title} ` : ''}${r.uri}`).join('');
+        messages.push({ role: 'user', content: `${item.text}${resources}` });
+        break;
+      }
+      case 'reply':
+        messages.push({ role: 'assistant', content: item.text });
+        break;
+      case 'summary':
+        // A user note, not a system message: many chat templates (vLLM, Ollama) reject a system
+        // message anywhere but first.
+        messages.push({ role: 'user', content: `[Summary of the earlier conversation]\n${item.text}` });
+        break;
+      case 'step': {
+        if (item.calls.length === 0) {
+          if (item.text) messages.push({ role: 'assistant', content: item.text });
+          break;
+        }
+        const toolCalls: ChatCompletionMessageFunctionToolCall[] = item.calls.map((call) => ({
+          id: call.callId,
+          type: 'function',
+          function: { name: functionName(call.tool), arguments: replayedArguments(call.arguments) },
+        }));
+        messages.push({ role: 'assistant', content: item.text, tool_calls: toolCalls });
+        for (const call of item.calls) {
+          const content = call.status === 'ok' ? call.output : `[${call.status}] ${call.output}`;
+          messages.push({ role: 'tool', tool_call_id: call.callId, content });
+        }
+        break;
+      }
+    }
+  }
+  return messages;
+}
+
+/** The whole request body except the model name and sampling settings. */
+export function agentRequest(prompt: AgentStepPrompt): {
+  messages: ChatCompletionMessageParam[];
+  tools: ChatCompletionFunctionTool[];
+} {
+  return {
+    messages: [
+      { role: 'system', content: agentSystemMessage(prompt) },
+      ...transcriptMessages(prompt.transcript, prompt.tools),
+    ],
+    tools: agentTools(prompt.tools),
+  };
+}

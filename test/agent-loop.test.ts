@@ -1,0 +1,354 @@
+/**
+ * The inner execution loop on the real server: a scripted OpenAI-compatible model speaking
+ * tools/tool_calls, real MCP stdio servers (the doc-convert demo and a fixture with approval, slow
+ * and failing tools), and the catalog's external toolsets answered by the `toolResult` signal.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCatalogDir } from '../capabilities/catalog-files.js';
+import { IndexedCatalog } from '../capabilities/catalog.js';
+import { McpCatalog, parseMcpConfig, withMcpToolsets } from '../capabilities/mcp-catalog.js';
+import {
+  approvalSignal,
+  commandSignal,
+  decisionsQuery,
+  resultUpdate,
+  snapshotQuery,
+  toolResultSignal,
+} from '../workflows/api.js';
+import { workflowIdFor } from '../workflows/ids.js';
+import type { DecisionRecord } from '../workflows/state.js';
+import type { TurnResult } from '../workflows/turn-control.js';
+import {
+  MODEL,
+  decided,
+  scriptedModels,
+  send,
+  startSession,
+  startWorker,
+  uniqueId,
+  waitFor,
+  type TestWorker,
+} from './support/harness.js';
+import { ScriptedModelServer, type RecordedRequest } from './support/model-server.js';
+import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
+
+const FIXTURE = resolve('test/support/mcp-fixture-server.ts');
+const DOC_CONVERT = resolve('examples/doc-convert-mcp/server.ts');
+
+let dir: string;
+let workspace: string;
+let server: ScriptedModelServer;
+let script: RoleScript;
+let mcp: McpCatalog;
+let worker: TestWorker;
+
+const conversions = () =>
+  existsSync(join(workspace, '.conversions.log'))
+    ? readFileSync(join(workspace, '.conversions.log'), 'utf8').split('\n').filter(Boolean)
+    : [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'agent-loop-'));
+  workspace = join(dir, 'workspace');
+  const control = join(dir, 'tools.json');
+  const tools = ['echo', 'add', 'sleep', 'fail'].map((name) => ({ name, description: `The fixture's ${name} tool.` }));
+  writeFileSync(control, JSON.stringify({ tools }));
+  const { servers, problems } = parseMcpConfig(
+    {
+      mcpServers: {
+        fixture: {
+          command: process.execPath,
+          args: ['--import', 'tsx', FIXTURE],
+          env: { MCP_FIXTURE_CONTROL: control },
+          description: 'Fixture tools: echo text, add numbers (needs approval), sleep, fail.',
+          tags: ['fixture', 'echo', 'add', 'sleep', 'fail'],
+          approvalRequired: ['add'],
+          timeoutMs: 60_000,
+        },
+        'doc-convert': {
+          command: process.execPath,
+          args: ['--import', 'tsx', DOC_CONVERT],
+          env: { DOC_CONVERT_WORKSPACE: workspace },
+          description: 'Convert Markdown files in the workspace to Word (.docx) and HTML.',
+          tags: ['convert', 'markdown', 'word', 'docx', 'html'],
+          timeoutMs: 60_000,
+        },
+      },
+    },
+    'mcp.json',
+  );
+  expect(problems).toEqual([]);
+  mkdirSync(workspace, { recursive: true });
+  writeFileSync(join(workspace, 'guide.md'), '# Guide\n\nInstall ComfyUI, then run `main.py`.\n');
+  const base = loadCatalogDir('catalog').entries;
+  const catalog = new IndexedCatalog(base);
+  mcp = new McpCatalog(servers, { onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries) });
+  expect((await mcp.start()).problems).toEqual([]);
+  server = await ScriptedModelServer.start();
+  script = scriptRoles(server);
+  worker = await startWorker({ models: scriptedModels(server), catalog, mcp });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await mcp?.close();
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A Session whose first input loads `toolsets` (the scripted orchestrator selects them). */
+async function sessionWith(goal: string, toolsets: string[], settings: Record<string, unknown> = {}) {
+  script.selection.set(goal, { skills: [], toolsets });
+  const handle = await startSession(worker, { settings });
+  await send(handle, goal);
+  const first = await decided(handle, 1);
+  expect(first.dropped).toEqual([]);
+  expect((await handle.query(snapshotQuery)).capabilities.toolsets.map((c) => c.id)).toEqual(toolsets);
+  return handle;
+}
+
+/** Sends an input whose turn the queued model replies drive, and waits for its result. */
+async function turn(handle: WorkflowHandle, seq: number, text: string, timeoutMs = 30_000): Promise<TurnResult> {
+  script.relevance.set(text, [0.9, 0.9]);
+  await send(handle, text);
+  return handle.executeUpdate(resultUpdate, { args: [{ seq, timeoutMs }] });
+}
+
+const agentRequests = (since: number): RecordedRequest[] => server.requests(MODEL.agent).slice(since);
+
+describe('the agent acts inside the aligned environment', () => {
+  it("converts the Markdown guide to Word in the source article's Session: the tool really runs, once", async () => {
+    const goal = 'Write a Markdown guide for installing ComfyUI';
+    script.selection.set(goal, { skills: ['markdown-guide'], toolsets: [] });
+    const handle = await startSession(worker);
+    await send(handle, goal);
+    await decided(handle, 1);
+
+    const convert = 'Convert the Markdown guide to Word';
+    script.relevance.set(convert, [0.2, 0.85]);
+    script.selection.set(convert, { skills: ['markdown-guide'], toolsets: ['mcp-doc-convert'] });
+    script.summary.set(goal, 'Wrote guide.md: installing ComfyUI step by step.');
+    const before = server.requests(MODEL.agent).length;
+    server.enqueue(
+      MODEL.agent,
+      { toolCalls: [{ id: 'call_docx', name: 'markdown_to_docx', arguments: { inputPath: 'guide.md' } }] },
+      { content: 'Converted guide.md to guide.docx.' },
+    );
+    await send(handle, convert);
+    const record = await decided(handle, 2);
+
+    expect(record.decision).toBe('new-phase');
+    expect(record.diff?.added).toContain('toolset:mcp-doc-convert');
+    expect(record.agent).toMatchObject({ outcome: 'replied', reply: 'Converted guide.md to guide.docx.', steps: 2 });
+    expect(record.agent?.toolCalls).toEqual([
+      expect.objectContaining({ callId: 'call_docx', tool: 'markdown_to_docx', status: 'ok' }),
+    ]);
+    expect(existsSync(join(workspace, 'guide.docx'))).toBe(true);
+    expect(conversions().filter((line) => line.includes('call_docx'))).toHaveLength(1);
+
+    // The second request was assembled afresh: the earlier phase as a summary, this phase's input,
+    // and the call paired with its result; the first phase's raw input is not in the window.
+    const [first, second] = agentRequests(before);
+    expect(first?.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['markdown_to_docx', 'session_create_sub']));
+    const system = second?.messages.find((m) => m.role === 'system')?.content ?? '';
+    expect(system).toContain('Wrote guide.md: installing ComfyUI step by step.');
+    const roles = second?.messages.map((m) => m.role);
+    expect(roles?.slice(-3)).toEqual(['user', 'assistant', 'tool']);
+    expect(second?.messages.some((m) => m.content === goal)).toBe(false);
+    const assistant = second?.messages.at(-2);
+    const tool = second?.messages.at(-1);
+    expect(assistant?.toolCalls?.map((c) => c.id)).toEqual(['call_docx']);
+    expect(tool?.toolCallId).toBe('call_docx');
+  });
+
+  it('suspends a call for approval, runs it once approved, and shows a rejection to the model', async () => {
+    const handle = await sessionWith('Exercise the fixture tools: echo and add numbers', ['mcp-fixture']);
+    server.enqueue(
+      MODEL.agent,
+      { toolCalls: [{ id: 'call_add', name: 'add', arguments: { a: 2, b: 3 } }] },
+      { content: 'The sum is 5.' },
+    );
+    const waiting = await turn(handle, 2, 'add 2 and 3');
+    expect(waiting).toMatchObject({ status: 'waiting', outcome: 'waiting-approval' });
+    const snapshot = await handle.query(snapshotQuery);
+    expect(snapshot.stage).toBe('Waiting for approval');
+    expect(snapshot.pendingApprovals).toEqual([
+      expect.objectContaining({ approvalId: 'call_add', seq: 2, tool: 'add', arguments: '{"a":2,"b":3}' }),
+    ]);
+
+    // A message sent while waiting is queued, judged only after the turn, and never taken as the approval.
+    script.relevance.set('yes', [0.9, 0.9]);
+    await send(handle, 'yes');
+    await handle.signal(approvalSignal, { approvalId: 'nope', approved: true });
+    const queued = await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.queueLength === 1 && s.counts.rejectedBy['unknown-id'] === 1,
+    );
+    expect(queued.pendingApprovals).toHaveLength(1);
+    expect(queued.recentRejections.at(-1)).toMatchObject({ via: 'approval', messageId: 'nope' });
+
+    await handle.signal(approvalSignal, { approvalId: 'call_add', approved: true });
+    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    expect(done.status).toBe('done');
+    expect(done.record?.agent).toMatchObject({ outcome: 'replied', reply: 'The sum is 5.' });
+    expect(done.record?.agent?.toolCalls).toEqual([
+      expect.objectContaining({ callId: 'call_add', status: 'ok', result: '5' }),
+    ]);
+    const third = await decided(handle, 3);
+    expect(third.decision).toBe('continue');
+    const decisions = await handle.query(decisionsQuery);
+    expect(decisions.map((d) => d.seq)).toEqual([1, 2, 3]);
+
+    // A repeated approval is a recorded rejection; it changes nothing.
+    await handle.signal(approvalSignal, { approvalId: 'call_add', approved: true });
+    await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.counts.rejectedBy['unknown-id'] === 2,
+    );
+
+    // Rejected: the tool does not run, and the model sees the rejection in the same task context.
+    const before = server.requests(MODEL.agent).length;
+    server.enqueue(
+      MODEL.agent,
+      { toolCalls: [{ id: 'call_add_2', name: 'add', arguments: { a: 40, b: 2 } }] },
+      { content: 'Understood, I will not add them.' },
+    );
+    expect(await turn(handle, 4, 'add 40 and 2')).toMatchObject({ status: 'waiting' });
+    await handle.signal(approvalSignal, { approvalId: 'call_add_2', approved: false, note: 'not now' });
+    const rejected = await handle.executeUpdate(resultUpdate, { args: [{ seq: 4 }] });
+    expect(rejected.record?.agent?.toolCalls).toEqual([
+      expect.objectContaining({ callId: 'call_add_2', status: 'rejected', result: 'rejected by the user: not now' }),
+    ]);
+    const followUp = agentRequests(before).at(-1);
+    expect(followUp?.messages.at(-1)).toMatchObject({ role: 'tool', toolCallId: 'call_add_2' });
+    expect(followUp?.messages.at(-1)?.content).toContain('rejected by the user: not now');
+  });
+
+  it('waits for an external tool result by call id and rejects an unknown one', async () => {
+    const handle = await sessionWith('Plan a weekend trip with the weather forecast', ['weather']);
+    server.enqueue(
+      MODEL.agent,
+      { toolCalls: [{ id: 'call_wx', name: 'get_forecast', arguments: { location: 'Oslo' } }] },
+      { content: 'Pack a raincoat.' },
+    );
+    expect(await turn(handle, 2, 'what will the weather be in Oslo')).toMatchObject({
+      status: 'waiting',
+      outcome: 'waiting-tool',
+    });
+    const snapshot = await handle.query(snapshotQuery);
+    expect(snapshot.stage).toBe('Waiting for a tool result');
+    expect(snapshot.pendingToolCalls).toEqual([expect.objectContaining({ callId: 'call_wx', tool: 'get_forecast' })]);
+    await handle.signal(toolResultSignal, { callId: 'call_unknown', output: 'sunny' });
+    await handle.signal(toolResultSignal, { callId: 'call_wx', output: { rain: '80%' } });
+    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    expect(done.record?.agent).toMatchObject({ outcome: 'replied', reply: 'Pack a raincoat.' });
+    expect(done.record?.agent?.toolCalls).toEqual([
+      expect.objectContaining({ callId: 'call_wx', status: 'ok', result: '{"rain":"80%"}' }),
+    ]);
+    const after = await handle.query(snapshotQuery);
+    expect(after.recentRejections.at(-1)).toMatchObject({ via: 'toolResult', messageId: 'call_unknown' });
+  });
+
+  it('gives the model an error result for invalid arguments and never runs the tool', async () => {
+    const handle = await sessionWith('Exercise the fixture tools: echo text', ['mcp-fixture']);
+    const before = server.requests(MODEL.agent).length;
+    server.enqueue(
+      MODEL.agent,
+      { toolCalls: [{ id: 'call_bad', name: 'echo', arguments: { words: 42 } }] },
+      { content: 'Sorry, I sent the wrong arguments.' },
+    );
+    const result = await turn(handle, 2, 'echo hello');
+    expect(result.record?.agent?.outcome).toBe('replied');
+    expect(result.record?.agent?.toolCalls[0]).toMatchObject({ callId: 'call_bad', status: 'error' });
+    expect(result.record?.agent?.toolCalls[0]?.result).toContain('invalid arguments for echo');
+    const tool = agentRequests(before).at(-1)?.messages.at(-1);
+    expect(tool).toMatchObject({ role: 'tool', toolCallId: 'call_bad' });
+    expect(tool?.content).toContain('invalid arguments');
+  });
+
+  it('ends the turn guarded when the model repeats one failing call, or runs out of steps', async () => {
+    const handle = await sessionWith('Exercise the fixture tools: fail on purpose', ['mcp-fixture'], {
+      maxAgentSteps: 6,
+    });
+    const failing = { toolCalls: [{ name: 'fail', arguments: { reason: 'disk full' } }] };
+    server.enqueue(MODEL.agent, failing, failing, failing);
+    const guarded = await turn(handle, 2, 'try the failing tool');
+    expect(guarded.record?.agent).toMatchObject({ outcome: 'guarded', steps: 3, reply: null });
+    expect(guarded.record?.agent?.reason).toContain('failed 3 times in a row');
+
+    const echo = (i: number) => ({ toolCalls: [{ name: 'echo', arguments: { text: `step ${i}` } }] });
+    server.enqueue(MODEL.agent, ...Array.from({ length: 6 }, (_, i) => echo(i)));
+    const limited = await turn(handle, 3, 'keep echoing');
+    expect(limited.record?.agent).toMatchObject({ outcome: 'guarded', steps: 6, reply: null });
+    expect(limited.record?.agent?.reason).toContain('step limit of 6');
+  });
+
+  it('is interrupted during a slow model step and during a slow tool; the next input proceeds', async () => {
+    const handle = await sessionWith('Exercise the fixture tools: sleep', ['mcp-fixture']);
+    server.enqueue(MODEL.agent, { delayMs: 60_000, then: { content: 'too late' } });
+    script.relevance.set('think slowly', [0.9, 0.9]);
+    await send(handle, 'think slowly');
+    await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.turn?.seq === 2 && s.stage === 'Running the agent',
+    );
+    await handle.signal(commandSignal, { commandId: uniqueId('c'), name: 'interrupt' });
+    const stopped = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    expect(stopped.record?.agent).toMatchObject({ outcome: 'interrupted', reply: null });
+
+    const marker = join(dir, `sleep-${uniqueId('m')}`);
+    server.enqueue(MODEL.agent, { toolCalls: [{ id: 'call_sleep', name: 'sleep', arguments: { marker } }] });
+    script.relevance.set('sleep for a while', [0.9, 0.9]);
+    await send(handle, 'sleep for a while');
+    // Interrupt once the tool call runs on the worker (a started pending activity; history records
+    // the start of a retryable activity only when it ends).
+    await waitFor(
+      async () => (await handle.describe()).raw.pendingActivities ?? [],
+      (pending) => pending.some((a) => a.activityType?.name === 'runTool' && Number(a.state) === 2),
+    );
+    await handle.signal(commandSignal, { commandId: uniqueId('c'), name: 'interrupt' });
+    const cut = await handle.executeUpdate(resultUpdate, { args: [{ seq: 3 }] });
+    expect(cut.record?.agent).toMatchObject({ outcome: 'interrupted' });
+    expect(cut.record?.agent?.toolCalls).toEqual([
+      expect.objectContaining({ callId: 'call_sleep', status: 'interrupted' }),
+    ]);
+    // The activity's cancellation reached the MCP server, which aborted the call.
+    await waitFor(
+      () => Promise.resolve(existsSync(marker)),
+      (exists) => exists,
+    );
+
+    server.enqueue(MODEL.agent, { content: 'Back to work.' });
+    const next = await turn(handle, 4, 'carry on');
+    expect(next.record?.agent).toMatchObject({ outcome: 'replied', reply: 'Back to work.' });
+  });
+
+  it('creates a sub-session when the agent calls session_create_sub', async () => {
+    const handle = await sessionWith('Exercise the fixture tools: echo and delegate research', ['mcp-fixture']);
+    server.enqueue(
+      MODEL.agent,
+      {
+        toolCalls: [
+          { id: 'call_sub', name: 'session_create_sub', arguments: { text: 'Research competitor pricing for Q3' } },
+        ],
+      },
+      { content: 'Delegated the pricing research.' },
+    );
+    script.selection.set('Research competitor pricing for Q3', { skills: [], toolsets: [] });
+    const result = await turn(handle, 2, 'delegate the pricing research');
+    const call = result.record?.agent?.toolCalls[0];
+    expect(call).toMatchObject({ callId: 'call_sub', tool: 'session_create_sub', status: 'ok' });
+    const { sessionId } = JSON.parse(call?.result ?? '{}') as { sessionId: string };
+    const child = worker.client.workflow.getHandle(workflowIdFor(sessionId));
+    const first: DecisionRecord = await decided(child, 1);
+    expect(first.decision).toBe('initialize');
+    const childSnapshot = await child.query(snapshotQuery);
+    expect(childSnapshot.parentSessionId).toBe(handle.workflowId.slice('session:'.length));
+    expect(childSnapshot.goals.session?.text).toBe('Research competitor pricing for Q3');
+    expect((await handle.query(snapshotQuery)).children.map((c) => c.sessionId)).toContain(sessionId);
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * `npm run bench` in its smallest form: every scenario runs once on tiny sizes and the results file
+ * holds each scenario's fields. No speed is asserted (benchmarks are not timed tests).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SCENARIOS, runBench } from '../bench/main.js';
+import type { BenchResults } from '../bench/report.js';
+import { reportRows } from '../bench/report.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const pair = { session: expect.any(Number) as number, baseline: expect.any(Number) as number };
+const kind = {
+  samples: expect.any(Number) as number,
+  eventsPerInput: pair,
+  actionsPerInput: pair,
+  sessionEventTypes: expect.any(Object) as object,
+};
+
+describe('npm run bench', () => {
+  it('runs every scenario and writes each one’s figures', { timeout: 240_000 }, async () => {
+    const out = join(dir, 'results.json');
+    await runBench(
+      {
+        scenarios: [...SCENARIOS],
+        namespace: 'default',
+        out,
+        latencyInputs: 2,
+        eventInputs: 1,
+        sessions: 2,
+        inputsEach: 2,
+        burstInputs: 4,
+        longInputs: 12,
+        longBatch: 4,
+        recallSizes: [300],
+        mcpEntries: 300,
+        pragmaInputs: 1,
+      },
+      () => {},
+    );
+    const results = JSON.parse(readFileSync(out, 'utf8')) as BenchResults;
+    expect(results.latency).toMatchObject({ p50Ms: pair, p95Ms: pair, ratioP50: expect.any(Number) as number });
+    expect(results.events).toMatchObject({ continue: kind, 'new-phase': kind, 'out-of-scope': kind });
+    for (const rate of [results.throughput, results.burst]) {
+      expect(rate).toMatchObject({ inputsPerSecond: pair, ratio: expect.any(Number) as number });
+    }
+    expect(results.long).toMatchObject({ inputs: 12, ratioLastFirst: expect.any(Number) as number });
+    expect(results.long?.runs).toBeGreaterThan(1);
+    expect(results.long?.carriedBytes.max).toBeGreaterThan(0);
+    expect(results.recall?.[0]).toMatchObject({ entries: 300, p99Ms: expect.any(Number) as number, agreement: 1 });
+    expect(results.mcp).toMatchObject({
+      refreshMs: expect.any(Number) as number,
+      maxEventLoopBlockMs: expect.any(Number) as number,
+    });
+    expect(results.pragmas).toMatchObject({ ratioP50: expect.any(Number) as number });
+    expect(reportRows(results).length).toBeGreaterThan(15);
+  });
+});
