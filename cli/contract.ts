@@ -13,7 +13,7 @@ import * as api from '../workflows/api.js';
 import { workflowIdFor } from '../workflows/ids.js';
 import { MAX_RESOURCES, MAX_TEXT_CHARS, SessionId, SessionStart } from '../workflows/schemas.js';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.js';
-import { TASK_CONTROL_STAGES } from '../workflows/state.js';
+import { STAGE, TASK_CONTROL_STAGES } from '../workflows/state.js';
 import { isEntryPoint } from '../worker/entry-point.js';
 import {
   DOC_PARAMS,
@@ -191,8 +191,9 @@ function markdown(): string {
     '### Stage names',
     'Stage names in decision records: ' +
       [...TASK_CONTROL_STAGES].map(code).join(', ') +
-      ', then `Running the business agent` (reported in `agent`, not in `stages`); ' +
-      '`Compacting the previous phase` and `Routing the request` appear when they run.',
+      `, then ${code(STAGE.agent)} (reported in \`agent\`, not in \`stages\`); ` +
+      `${code(STAGE.compact)} and ${code(STAGE.route)} appear when they run. While the agent waits, ` +
+      `\`snapshot.stage\` and \`SessionStage\` show ${code(STAGE.waitingApproval)} or ${code(STAGE.waitingTool)}.`,
   );
 
   p(

@@ -72,6 +72,7 @@ export class SessionClient {
   readonly address: string;
   private readonly queryTimeoutMs: number;
   private readonly ownsConnection: boolean;
+  private readonly encrypted: boolean;
 
   /**
    * Wraps an existing Client (its connection stays the caller's). Use `SessionClient.connect` to
@@ -79,8 +80,16 @@ export class SessionClient {
    */
   constructor(
     readonly client: Client,
-    options: { taskQueue?: string; address?: string; queryTimeoutMs?: number; ownsConnection?: boolean } = {},
+    options: {
+      taskQueue?: string;
+      address?: string;
+      queryTimeoutMs?: number;
+      ownsConnection?: boolean;
+      /** Payloads are encrypted: Sessions this client starts keep the goal out of search attributes. */
+      encrypted?: boolean;
+    } = {},
   ) {
+    this.encrypted = options.encrypted ?? false;
     this.taskQueue = options.taskQueue ?? CONNECTION_DEFAULTS.taskQueue;
     this.address = options.address ?? 'the Temporal server';
     this.queryTimeoutMs = options.queryTimeoutMs ?? CONNECTION_DEFAULTS.queryTimeoutMs;
@@ -145,9 +154,16 @@ export class SessionClient {
     return new SessionClient(client, {
       address: settings.address,
       ownsConnection: true,
+      encrypted: codec !== undefined,
       ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
       ...(options.queryTimeoutMs ? { queryTimeoutMs: options.queryTimeoutMs } : {}),
     });
+  }
+
+  /** The start argument, with the goal kept out of visibility when this client encrypts payloads. */
+  private startArg(sessionId: string, start: StartOptions) {
+    if (!this.encrypted || start.settings?.goalSearchAttribute !== undefined) return startArgument(sessionId, start);
+    return startArgument(sessionId, { ...start, settings: { ...start.settings, goalSearchAttribute: false } });
   }
 
   /** Resolves once the server answers; throws ServerUnreachableError otherwise. */
@@ -177,7 +193,7 @@ export class SessionClient {
    */
   async send(sessionId: string, draft: MessageDraft, start: StartOptions = {}): Promise<SentMessage> {
     const message = parse(MessageInput, withMessageId(draft), 'message');
-    const startArg = startArgument(sessionId, start);
+    const startArg = this.startArg(sessionId, start);
     const workflowId = workflowIdFor(sessionId);
     await this.call({ sessionId }, () =>
       this.client.workflow.signalWithStart<typeof session, [unknown]>(WORKFLOW_TYPE, {
@@ -200,7 +216,7 @@ export class SessionClient {
   async submit(sessionId: string, draft: MessageDraft, options: SubmitOptions = {}): Promise<SubmitResult> {
     const message = parse(MessageInput, withMessageId(draft), 'message');
     const start = options.start ?? {};
-    const startArg = startArgument(sessionId, start);
+    const startArg = this.startArg(sessionId, start);
     const workflowId = workflowIdFor(sessionId);
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof session>(WORKFLOW_TYPE, {
       workflowId,

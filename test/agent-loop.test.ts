@@ -20,6 +20,7 @@ import {
   toolResultSignal,
 } from '../workflows/api.js';
 import { workflowIdFor } from '../workflows/ids.js';
+import { SessionStageKey } from '../workflows/search-attributes.js';
 import type { DecisionRecord } from '../workflows/state.js';
 import type { TurnResult } from '../workflows/turn-control.js';
 import {
@@ -176,6 +177,9 @@ describe('the agent acts inside the aligned environment', () => {
     expect(waiting).toMatchObject({ status: 'waiting', outcome: 'waiting-approval' });
     const snapshot = await handle.query(snapshotQuery);
     expect(snapshot.stage).toBe('Waiting for approval');
+    // Ops find Sessions waiting for a person with the SessionStage filter in the Web UI.
+    const described = await handle.describe();
+    expect(described.typedSearchAttributes.get(SessionStageKey)).toBe('Waiting for approval');
     expect(snapshot.pendingApprovals).toEqual([
       expect.objectContaining({ approvalId: 'call_add', seq: 2, tool: 'add', arguments: '{"a":2,"b":3}' }),
     ]);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SessionClient } from '../client/index.js';
 import { loadConfig } from '../worker/config.js';
+import { STAGE } from '../workflows/state.js';
 import { MODEL, scriptedModels, startWorker, uniqueId, userJson, waitFor, type TestWorker } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import { freePorts } from './support/ports.js';
@@ -108,7 +109,7 @@ describe('harness send', () => {
     const lines = run.stdout.split('\n');
     expect(lines[0]).toBe(`session ${sessionId}: input #1 recorded (message guide-1)`);
     // Plain progress lines (stdout is not a TTY): at least the agent turn, which takes 700 ms.
-    expect(lines).toContain('… Running the business agent');
+    expect(lines).toContain(`… ${STAGE.agent}`);
     expect(run.stdout).toContain('decision #1: initialize');
     for (const stage of [
       'Understanding the task meaning',
@@ -125,7 +126,7 @@ describe('harness send', () => {
       /capabilities: 2 skills, 1 toolsets, 0 memories \(revision 1\); changes: \+skill:\S+ \+skill:\S+ \+toolset:\S+/,
     );
     expect(run.stdout).toContain('reply:\n  Here is the outline of the guide.');
-    expect(run.stdout.indexOf('… Running the business agent')).toBeLessThan(run.stdout.indexOf('decision #1'));
+    expect(run.stdout.indexOf(`… ${STAGE.agent}`)).toBeLessThan(run.stdout.indexOf('decision #1'));
 
     const second = await harness(['send', sessionId, 'Add a section on custom nodes', '--wait']);
     expect(second.code).toBe(0);

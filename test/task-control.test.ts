@@ -18,7 +18,7 @@ import {
 } from '../workflows/api.js';
 import { SessionStageKey } from '../workflows/search-attributes.js';
 import type { DecisionRecord } from '../workflows/state.js';
-import { MODEL, send, startSession, userJson, waitFor, decided } from './support/harness.js';
+import { MODEL, decided, send, startSession, uniqueId, userJson, waitFor } from './support/harness.js';
 import { useScriptedWorker } from './support/scripted-roles.js';
 
 const f = useScriptedWorker();
@@ -342,5 +342,35 @@ describe('observability', () => {
         expect.stringContaining('Orchestrating the task'),
       ]),
     );
+  });
+
+  it('changes search attributes only when status or goal change, never per input', async () => {
+    const goal = 'Summarise the quarterly churn analysis';
+    f.script.selection.set(goal, { skills: [], toolsets: [] });
+    const handle = await startSession(f.worker);
+    await send(handle, goal);
+    await decided(handle, 1);
+    // Our upserts; the SDK's own TemporalChangeVersion upserts (one per patch, per run) are not counted.
+    const upserts = async () =>
+      ((await handle.fetchHistory()).events ?? []).filter((e) =>
+        Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}).some((k) =>
+          k.startsWith('Session'),
+        ),
+      ).length;
+    const before = await upserts();
+    for (let seq = 2; seq <= 6; seq++) {
+      const text = `continue with part ${seq}`;
+      f.script.relevance.set(text, [0.9, 0.9]);
+      await send(handle, text);
+      await decided(handle, seq);
+    }
+    // Five continue inputs: no search-attribute upsert (each would be a history event and a billable action).
+    expect(await upserts()).toBe(before);
+    await handle.signal(commandSignal, { commandId: uniqueId('c'), name: 'pause' });
+    await waitFor(
+      () => handle.describe(),
+      (d) => d.typedSearchAttributes.get(SessionStageKey) === 'Paused',
+    );
+    expect(await upserts()).toBe(before + 1);
   });
 });

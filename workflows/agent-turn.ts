@@ -8,6 +8,7 @@
 import { condition, isCancellation } from '@temporalio/workflow';
 import type { AgentStepRequest } from './activity-contract.js';
 import { enforceBudget } from './budget.js';
+import { recordApprovalRequested, recordDecision, recordDegraded } from './metrics.js';
 import { contextWindow } from './context-window.js';
 import type { SessionContext } from './session-context.js';
 import { describeFailure } from './stage-runner.js';
@@ -85,6 +86,7 @@ async function carryOutStep(ctx: SessionContext, turn: ActiveTurn): Promise<'don
       }
       if (action.kind === 'await-approval' || action.kind === 'await-result') {
         const waitingFor = action.kind === 'await-approval' ? 'waiting-approval' : 'waiting-result';
+        if (call.state !== waitingFor && waitingFor === 'waiting-approval') recordApprovalRequested(call.tool);
         call.state = waitingFor;
         call.requestedAt ??= Date.now();
         ctx.show(action.kind === 'await-approval' ? STAGE.waitingApproval : STAGE.waitingTool);
@@ -194,6 +196,9 @@ function end(ctx: SessionContext, turn: ActiveTurn, outcome: TurnOutcome, reason
 /** Appends an input's finished decision record. */
 export function finishRecord(ctx: SessionContext, record: ActiveTurn['record']): void {
   const { state } = ctx;
+  recordDecision(record.decision);
+  if (record.degraded) recordDegraded('relevance');
+  for (const fallback of record.fallbacks) recordDegraded(fallback.slice(0, fallback.indexOf(':')) || 'other');
   state.decisions.push(record);
   keepLast(state.decisions, state.settings.keepDecisions);
   state.counts.byDecision[record.decision] = (state.counts.byDecision[record.decision] ?? 0) + 1;

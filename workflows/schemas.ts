@@ -141,6 +141,11 @@ export const Settings = z
     maxRepeatedFailures: z.number().int().min(1).max(20).default(3),
     /** The agent request's budget for transcript bytes; older sealed items are compacted beyond it. */
     agentContextBytes: z.number().int().min(4_096).max(4_000_000).default(64_000),
+    /**
+     * Put the session goal in the SessionGoal search attribute. Off keeps user text out of
+     * visibility, which no payload codec can encrypt (the client turns it off when it encrypts).
+     */
+    goalSearchAttribute: z.boolean().default(true),
     /** Task queue for model steps and tool calls, so a slow agent cannot starve relevance (default: the Session's). */
     agentTaskQueue: z.string().trim().min(1).max(200).optional(),
     /** Per-attempt budget of one tool call run by the worker (MCP or built-in). */

@@ -59,10 +59,14 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   let stage: SessionStage = state.status === 'paused' ? STAGE.paused : STAGE.idle;
   let inputsThisRun = 0;
 
-  const searchAttributes = makeSearchAttributePublisher(state);
+  // Sessions started before the stage attribute went coarse keep upserting it per input on replay.
+  const coarseStage = patched('coarse-stage-attribute');
+  const searchAttributes = makeSearchAttributePublisher(state, coarseStage);
   const show = (next?: SessionStage): void => {
     if (next) stage = next;
     setCurrentDetails(renderDetails(state, stage));
+    // Waiting for approval or a tool result shows in the Web UI's filters as soon as it starts.
+    if (coarseStage && next) searchAttributes(stage);
   };
 
   // All handlers are registered before the first await, so no early signal or update is dropped.

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { ControlKind } from './control-signals.js';
 import type { ControlResult } from './control.js';
 import { recordRejection } from './intake.js';
+import { recordApprovalResolved } from './metrics.js';
 import { ApprovalInput, ToolResultInput } from './schemas.js';
 import { DecisionRecord, TurnOutcome, type SessionState } from './state.js';
 import { applyApproval, applyToolResult, pendingRecordCalls } from './tool-calls.js';
@@ -22,10 +23,15 @@ export function applyToTurn(state: SessionState, kind: ControlKind, result: Cont
     recordRejection(state, { at: now, via: kind, messageId: id, reason }, 'unknown-id');
     return;
   }
-  const why =
-    kind === 'approval'
-      ? applyApproval(state, ApprovalInput.parse(result.payload))
-      : applyToolResult(state, ToolResultInput.parse(result.payload));
+  let why: string | null;
+  if (kind === 'approval') {
+    const approval = ApprovalInput.parse(result.payload);
+    const tool = state.turn?.step?.calls.find((c) => c.callId === approval.approvalId)?.tool;
+    why = applyApproval(state, approval);
+    if (why === null && tool) recordApprovalResolved(tool, approval.approved);
+  } else {
+    why = applyToolResult(state, ToolResultInput.parse(result.payload));
+  }
   if (why !== null)
     recordRejection(state, { at: now, via: kind, messageId: result.event.id, reason: why }, 'unknown-id');
 }

@@ -4,17 +4,40 @@
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from './search-attributes.js';
-import type { SessionStage, SessionState } from './state.js';
+import { STAGE, type SessionStage, type SessionState } from './state.js';
 import { clipBytes } from './text.js';
 
 /** Temporal refuses Keyword/Text values over 2 KB (and terminates the run), so the goal is cut by bytes. */
 export const SESSION_GOAL_BYTES = 1_500;
 
+/** The stages the SessionStage attribute holds when it carries only the Session's coarse state. */
+const COARSE_STAGES: ReadonlySet<SessionStage> = new Set([
+  STAGE.idle,
+  STAGE.waitingApproval,
+  STAGE.waitingTool,
+  STAGE.paused,
+  STAGE.closed,
+]);
+
+/**
+ * The value of SessionStage for a stage. With `coarse`, the stages of an input being processed map
+ * to Idle (not waiting for anyone): the attribute then changes only when the Session starts or stops
+ * waiting for a person or a tool, is paused, resumed or closed — never per input, since each change
+ * is a history event and a billable action. The fine stage shows in current details at no cost.
+ */
+export function stageAttribute(stage: SessionStage, coarse: boolean): SessionStage {
+  return !coarse || COARSE_STAGES.has(stage) ? stage : STAGE.idle;
+}
+
 /** Returns a function that upserts the Session's search attributes when any of them changed. */
-export function makeSearchAttributePublisher(state: SessionState): (stage: SessionStage) => void {
+export function makeSearchAttributePublisher(state: SessionState, coarse: boolean): (stage: SessionStage) => void {
   let last = '';
-  return (stage) => {
-    const goal = clipBytes(state.goals.session?.text ?? '', SESSION_GOAL_BYTES);
+  return (fine) => {
+    const stage = stageAttribute(fine, coarse);
+    // Encrypted deployments keep user text out of visibility, where no payload codec reaches.
+    const goal = state.settings.goalSearchAttribute
+      ? clipBytes(state.goals.session?.text ?? '', SESSION_GOAL_BYTES)
+      : '';
     const key = JSON.stringify([stage, state.status, goal, state.parentSessionId]);
     if (key === last) return;
     last = key;
