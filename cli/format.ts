@@ -49,7 +49,12 @@ export function formatDecision(record: DecisionRecord, view: SessionView | null,
   }
   if (record.agent) {
     const why = record.agent.reason ? `: ${record.agent.reason}` : '';
-    lines.push(`  agent: ${record.agent.outcome}${why}`);
+    const steps = record.agent.steps > 0 ? ` (${record.agent.steps} step${record.agent.steps === 1 ? '' : 's'})` : '';
+    lines.push(`  agent: ${record.agent.outcome}${steps}${why}`);
+    for (const call of record.agent.toolCalls) {
+      const result = call.result === null ? '' : ` → ${clip(call.result, 120)}`;
+      lines.push(`    tool ${call.tool}(${clip(call.arguments, 80)}) [${call.status}] callId ${call.callId}${result}`);
+    }
   }
   if (record.route) lines.push(`  route: ${record.route.to ?? 'nowhere'} (${record.route.via}) — ${record.route.note}`);
   for (const fallback of record.fallbacks) lines.push(`  fallback: ${fallback}`);
@@ -62,7 +67,8 @@ export function formatDecision(record: DecisionRecord, view: SessionView | null,
         `(revision ${caps.revision}); changes: ${diff(record)}`,
     );
   }
-  if (input?.reply) lines.push('reply:', ...input.reply.split('\n').map((l) => `  ${l}`));
+  const reply = record.agent?.reply ?? input?.reply;
+  if (reply) lines.push('reply:', ...reply.split('\n').map((l) => `  ${l}`));
   return lines.join('\n');
 }
 
@@ -164,11 +170,23 @@ export function formatList(rows: SessionSummary[]): string {
 /** One line per watch event. */
 export function formatStage(stage: string, seq: number, view: SessionView): string {
   const queue = view.queueLength > 0 ? ` · ${view.queueLength} queued` : '';
-  return `stage: ${stage}${seq > 0 ? ` (input #${seq})` : ''}${queue}`;
+  const waiting = [
+    ...view.pendingApprovals.map((a) => `approval ${a.approvalId}: ${a.tool}(${clip(a.arguments, 60)})`),
+    ...view.pendingToolCalls.map((c) => `tool result ${c.callId}: ${c.tool}(${clip(c.arguments, 60)})`),
+  ];
+  const pending = waiting.length > 0 ? ` · waiting for ${waiting.join(', ')}` : '';
+  return `stage: ${stage}${seq > 0 ? ` (input #${seq})` : ''}${queue}${pending}`;
 }
 
 export function formatDecisionLine(record: DecisionRecord): string {
-  const extra = [record.degraded ? `degraded: ${clip(record.degraded, 100)}` : '', record.diff ? diff(record) : '']
+  const agent = record.agent
+    ? `agent ${record.agent.outcome}${record.agent.toolCalls.length > 0 ? `, tools ${record.agent.toolCalls.map((c) => `${c.tool}[${c.status}]`).join(' ')}` : ''}`
+    : '';
+  const extra = [
+    record.degraded ? `degraded: ${clip(record.degraded, 100)}` : '',
+    record.diff ? diff(record) : '',
+    agent,
+  ]
     .filter(Boolean)
     .join(' · ');
   return `decision #${record.seq}: ${record.decision} (${scores(record)})${extra ? ` · ${extra}` : ''}`;

@@ -6,7 +6,6 @@ import { text as readText } from 'node:stream/consumers';
 import { Option, type Command } from 'commander';
 import ora from 'ora';
 import type { Progress, StartOptions } from '../client/index.js';
-import { STAGE } from '../workflows/state.js';
 import type { CliIO, CommandContext } from './context.js';
 import { formatDecision, formatDecisionLine, formatInspect, formatList, formatStage } from './format.js';
 import { collect, duration, nonNegativeInt, positiveInt } from './options.js';
@@ -204,13 +203,13 @@ function progressReporter(io: CliIO, seq: number): { update: (p: Progress) => vo
   };
 }
 
-/** What the Session is doing, from the point of view of input `seq`; null when there is nothing to say. */
+/** What the wait has come to for input `seq`; null when there is nothing to say. */
 export function describeProgress(p: Progress, seq: number): string | null {
-  if (p.status === 'paused') return `session is paused; input #${seq} waits until it is resumed`;
-  if (p.boundSeq < seq) {
-    const ahead = seq - p.boundSeq - (p.stage === STAGE.idle ? 0 : 1);
-    return ahead > 0 ? `waiting: ${ahead} earlier input(s) ahead of #${seq}` : `waiting for the worker to take #${seq}`;
+  if (p.status === 'pending') return `input #${seq} is queued or its turn is running`;
+  if (p.status === 'waiting') {
+    return p.outcome === 'waiting-approval'
+      ? `input #${seq} waits for an approval (harness approve|reject)`
+      : `input #${seq} waits for an external tool result`;
   }
-  if (p.boundSeq > seq || p.stage === STAGE.idle || p.stage === STAGE.closed) return null;
-  return p.stage;
+  return null;
 }

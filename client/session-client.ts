@@ -22,6 +22,7 @@ import {
   messageSignal,
   outOfScopeQuery,
   snapshotQuery,
+  resultUpdate,
   submitUpdate,
 } from '../workflows/api.js';
 import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../workflows/control-signals.js';
@@ -240,39 +241,32 @@ export class SessionClient {
   }
 
   /**
-   * Polls until the decision record of input `seq` exists and returns it (`null` if the Session no
-   * longer keeps it). Progress callbacks see the stage of whatever the Session is doing meanwhile.
+   * Waits until input `seq` has its decision and its agent turn has ended, or the turn waits for an
+   * approval or an external tool result; returns that decision record (its `agent.outcome` says
+   * which: `waiting-approval` / `waiting-tool` while it waits), or `null` if the Session no longer
+   * keeps it. Push-based: the workflow's `result` update answers as soon as it gets there (each
+   * call waits at most 60 s in the workflow, so continue-as-new is never held up for long).
    */
   async waitForDecision(sessionId: string, seq: number, options: WaitOptions = {}): Promise<DecisionRecord | null> {
     const timeoutMs = options.timeoutMs ?? 120_000;
     const deadline = Date.now() + timeoutMs;
+    const handle = this.handle(sessionId);
     for (;;) {
-      const view = await this.snapshot(sessionId);
-      options.onProgress?.({
-        stage: view.stage,
-        boundSeq: view.seq.lastBound,
-        queueLength: view.queueLength,
-        status: view.status,
-      });
-      if ((view.lastDecision?.seq ?? 0) >= seq) {
-        if (view.lastDecision?.seq === seq) return view.lastDecision;
-        const records = await this.decisions(sessionId);
-        return records.find((r) => r.seq === seq) ?? null;
-      }
-      if (view.stage === STAGE.closed && view.seq.lastBound < seq) {
-        throw new SessionTimeoutError(`session ${sessionId} closed before input #${seq} was processed`);
-      }
-      if (Date.now() > deadline) {
-        const where =
-          view.status === 'paused'
-            ? 'the session is paused'
-            : `the session is at "${view.stage}" with input #${view.seq.lastBound}`;
-        throw new SessionTimeoutError(
-          `no decision for input #${seq} of session ${sessionId} within ${timeoutMs / 1000} s (${where})`,
-        );
-      }
-      if (!(await pause(options.intervalMs ?? 250, options.signal))) {
+      if (options.signal?.aborted)
         throw new SessionTimeoutError(`stopped waiting for input #${seq} of session ${sessionId}`);
+      const waitMs = Math.max(0, Math.min(60_000, deadline - Date.now()));
+      const result = await this.call({ sessionId, waitingFor: 'a worker answering the result update' }, () =>
+        handle.executeUpdate(resultUpdate, { args: [{ seq, timeoutMs: waitMs }] }),
+      );
+      options.onProgress?.({ seq, status: result.status, outcome: result.outcome });
+      if (result.status === 'done' || result.status === 'waiting') return result.record;
+      if (result.status === 'unknown') {
+        throw new SessionTimeoutError(`session ${sessionId} has no input #${seq}`);
+      }
+      if (Date.now() >= deadline) {
+        throw new SessionTimeoutError(
+          `no decision for input #${seq} of session ${sessionId} within ${timeoutMs / 1000} s (it is still queued or running)`,
+        );
       }
     }
   }

@@ -5,6 +5,7 @@
  */
 import type { PayloadCodec } from '@temporalio/common';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
+import type { TurnResult } from '../workflows/turn-control.js';
 import { COMMAND_NAMES } from '../workflows/control-signals.js';
 import type { CommandInput, ResourceRef, Sender, SettingsInput } from '../workflows/schemas.js';
 import { SESSION_STAGES, SessionState } from '../workflows/state.js';
@@ -92,19 +93,18 @@ export interface SubmitResult extends SentMessage {
 }
 
 /** What `waitForDecision` reports on each poll, for live progress. */
+/** What `waitForDecision` reports each time the workflow answers (at least once a minute). */
 export interface Progress {
-  stage: string;
-  /** Seq of the input being processed (or last processed). */
-  boundSeq: number;
-  queueLength: number;
-  status: SessionView['status'];
+  seq: number;
+  /** `pending` while the input is queued or its turn runs; `done` or `waiting` at the end. */
+  status: TurnResult['status'];
+  outcome: TurnResult['outcome'];
 }
 
 export interface WaitOptions {
   /** Give up after this long with SessionTimeoutError. Default 120000 ms. */
   timeoutMs?: number;
   signal?: AbortSignal;
-  intervalMs?: number;
   onProgress?: (progress: Progress) => void;
 }
 

@@ -121,11 +121,11 @@ describe('SessionClient: task input', () => {
     const second = await client.submit(
       sessionId,
       { text: 'Book the venue too' },
-      { wait: { onProgress: (p) => progress.push(`${p.boundSeq}:${p.stage}`) } },
+      { wait: { onProgress: (p) => progress.push(`${p.seq}:${p.status}`) } },
     );
     expect(second).toMatchObject({ seq: 2, duplicate: false });
     expect(second.decision).toMatchObject({ seq: 2, decision: 'continue', scores: { phase: 0.9, session: 0.85 } });
-    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.at(-1)).toBe('2:done');
 
     const history = await client.history(sessionId);
     expect(history.map((h) => [h.seq, h.reply])).toEqual([
