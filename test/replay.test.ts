@@ -18,8 +18,11 @@ const files = readdirSync(dir)
   .filter((f) => f.endsWith('.json'))
   .sort();
 
-/** Files are named <scenario>.<sessionId>.<run>.json; the Session checks its workflow id against its sessionId. */
-const workflowIdOf = (file: string) => `session:${file.split('.')[1]}`;
+/**
+ * Files are named <scenario>.<sessionId>.run<n>.json, and the Session checks its workflow id against
+ * its sessionId. A sub-session's id has a dot of its own (`<parent>.sub-<hash>`).
+ */
+const workflowIdOf = (file: string) => `session:${file.slice(file.indexOf('.') + 1).replace(/\.run\d+\.json$/, '')}`;
 
 const results = new Map<string, ReplayResult>();
 
