@@ -1,42 +1,281 @@
 /**
- * Records the histories that test/replay.test.ts replays. Runs only with RECORD_HISTORIES=1:
- *   RECORD_HISTORIES=1 npx vitest run test/record-histories.test.ts
- * Re-record when a scenario is added, never to paper over a replay failure: a replay failure means
- * a control-flow change that needs `patched()`.
+ * Records the replay corpus that test/replay.test.ts replays: `npm run record-histories` (which sets
+ * RECORD_HISTORIES=1; without it this file records nothing). Each scenario runs on the run's real dev
+ * server with the scripted model server and real MCP stdio servers, and writes every run of every
+ * Session it involves as `test/histories/<scenario>.<sessionId>.run<n>.json`, replacing that
+ * scenario's earlier files. Histories from before a scenario existed (before-routing, with-routing)
+ * are never touched.
+ *
+ * Re-record when a scenario is added or changed, never to paper over a replay failure: a replay
+ * failure means a control-flow change that needs `patched()`.
  */
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, inject, it } from 'vitest';
-import { snapshotQuery } from '../workflows/api.js';
-import { scriptedModels, send, startSession, startWorker, waitFor, type TestWorker } from './support/harness.js';
-import { ScriptedModelServer, faults } from './support/model-server.js';
-import { scriptRoles } from './support/scripted-roles.js';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCatalogDir } from '../capabilities/catalog-files.js';
+import { IndexedCatalog } from '../capabilities/catalog.js';
+import { McpCatalog, parseMcpConfig, withMcpToolsets } from '../capabilities/mcp-catalog.js';
+import {
+  approvalSignal,
+  commandSignal,
+  messageSignal,
+  notificationSignal,
+  resultUpdate,
+  snapshotQuery,
+  submitUpdate,
+  toolResultSignal,
+} from '../workflows/api.js';
+import { workflowIdFor } from '../workflows/ids.js';
+import type { TurnResult } from '../workflows/turn-control.js';
+import type { SessionView } from '../workflows/view.js';
+import {
+  MODEL,
+  decided,
+  message,
+  scriptedModels,
+  send,
+  startSession,
+  startWorker,
+  uniqueId,
+  waitFor,
+  type TestWorker,
+} from './support/harness.js';
+import { ScriptedModelServer, faults, type RecordedRequest, type Reply } from './support/model-server.js';
+import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
 
-/** The history in the JSON form `temporal workflow show --output json` writes and the replayer reads. */
-function exportHistory(workflowId: string, runId: string): string {
-  return execFileSync(
-    inject('temporalCliPath'),
-    ['workflow', 'show', '--address', inject('temporalAddress'), '-w', workflowId, '-r', runId, '--output', 'json'],
-    { encoding: 'utf8' },
-  );
-}
+const HISTORIES = 'test/histories';
+const FIXTURE = resolve('test/support/mcp-fixture-server.ts');
 
 const enabled = process.env.RECORD_HISTORIES === '1';
+let dir: string;
 let server: ScriptedModelServer;
+let script: RoleScript;
+let mcp: McpCatalog;
 let w: TestWorker;
+
+/** The agent's answers per input text, one per model step (the last repeats); by default it replies. */
+const agentSteps = new Map<string, Reply[]>();
+const agentStepsServed = new Map<string, number>();
+
+function agent(req: RecordedRequest): Reply {
+  const user = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const text = user.split('\n[resource]')[0] ?? user;
+  const steps = agentSteps.get(text);
+  if (!steps) return { content: `Working on: ${text}` };
+  const i = agentStepsServed.get(text) ?? 0;
+  agentStepsServed.set(text, i + 1);
+  return steps[Math.min(i, steps.length - 1)]!;
+}
+
+/**
+ * Writes every run of the Session, oldest first. The runs are found from the newest backwards: each
+ * continued run's start event names the run it continues.
+ */
+async function record(scenario: string, handle: WorkflowHandle): Promise<string[]> {
+  const workflowId = handle.workflowId;
+  const sessionId = workflowId.slice('session:'.length);
+  const histories: History[] = [];
+  let runId: string | undefined = (await handle.describe()).runId;
+  while (runId) {
+    const history: History = await w.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    histories.unshift(history);
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    runId = started?.continuedExecutionRunId || undefined;
+  }
+  return histories.map((history, i) => {
+    const file = join(HISTORIES, `${scenario}.${sessionId}.run${i + 1}.json`);
+    writeFileSync(file, `${historyToJSON(history)}\n`);
+    return file;
+  });
+}
+
+/** Removes a scenario's earlier recording, so a re-recording leaves exactly its new files. */
+function forget(scenario: string): void {
+  for (const file of readdirSync(HISTORIES)) {
+    if (file.startsWith(`${scenario}.`)) rmSync(join(HISTORIES, file));
+  }
+}
+
+const idle = (handle: WorkflowHandle, check: (s: SessionView) => boolean = () => true) =>
+  waitFor(
+    () => handle.query(snapshotQuery),
+    (s) => s.stage === 'Idle' && check(s),
+    60_000,
+  );
+
+const command = (handle: WorkflowHandle, name: string, args?: Record<string, unknown>) =>
+  handle.signal(commandSignal, { commandId: uniqueId('cmd'), name, ...(args ? { args } : {}) });
+
+/** Sends an input judged `continue`, whose turn the agent steps drive; resolves once it ends or waits. */
+async function turn(handle: WorkflowHandle, seq: number, text: string, steps?: Reply[]): Promise<TurnResult> {
+  script.relevance.set(text, [0.9, 0.9]);
+  if (steps) agentSteps.set(text, steps);
+  await send(handle, text);
+  return handle.executeUpdate(resultUpdate, { args: [{ seq, timeoutMs: 60_000 }] });
+}
+
+/** A Session whose first input loads `toolsets` (the scripted orchestrator selects them). */
+async function sessionWith(goal: string, toolsets: string[], settings: Record<string, unknown> = {}) {
+  script.selection.set(goal, { skills: [], toolsets });
+  const handle = await startSession(w, { settings });
+  await send(handle, goal);
+  await decided(handle, 1);
+  return handle;
+}
 
 describe.runIf(enabled)('record replay histories', () => {
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'record-histories-'));
+    const control = join(dir, 'tools.json');
+    const tools = ['echo', 'add', 'sleep', 'fail'].map((name) => ({
+      name,
+      description: `The fixture's ${name} tool.`,
+    }));
+    writeFileSync(control, JSON.stringify({ tools }));
+    const { servers, problems } = parseMcpConfig(
+      {
+        mcpServers: {
+          fixture: {
+            command: process.execPath,
+            args: ['--import', 'tsx', FIXTURE],
+            env: { MCP_FIXTURE_CONTROL: control },
+            description: 'Fixture tools: echo text, add numbers (needs approval), sleep, fail.',
+            tags: ['fixture', 'echo', 'add', 'sleep', 'fail'],
+            approvalRequired: ['add'],
+            timeoutMs: 60_000,
+          },
+        },
+      },
+      'mcp.json',
+    );
+    expect(problems).toEqual([]);
+    const base = loadCatalogDir('catalog').entries;
+    const catalog = new IndexedCatalog(base);
+    mcp = new McpCatalog(servers, {
+      onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries),
+    });
+    expect((await mcp.start()).problems).toEqual([]);
     server = await ScriptedModelServer.start();
-    w = await startWorker({ models: scriptedModels(server) });
-  });
-  afterAll(async () => {
-    await w?.stop();
-    await server?.close();
+    script = scriptRoles(server);
+    server.on(MODEL.agent, agent);
+    w = await startWorker({ models: scriptedModels(server), catalog, mcp });
+    mkdirSync(HISTORIES, { recursive: true });
   });
 
-  it('records the article session with a continue-as-new and every failure boundary', async () => {
-    const script = scriptRoles(server);
+  afterAll(async () => {
+    await w?.stop();
+    await mcp?.close();
+    await server?.close();
+    if (dir && existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('message-kinds: message, submit, result, duplicate and invalid input, notification, every command, stray approval and toolResult, close', async () => {
+    forget('message-kinds');
+    const GOAL = 'Draft the quarterly planning memo';
+    script.selection.set(GOAL, { skills: ['task-planning'], toolsets: [] });
+    const handle = await startSession(w);
+    const first = await send(handle, GOAL);
+    await decided(handle, 1);
+
+    const submitted = message('Add a section on hiring');
+    script.relevance.set(submitted.text, [0.9, 0.9]);
+    const { seq } = await handle.executeUpdate(submitUpdate, { args: [submitted] });
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq }] })).toMatchObject({ status: 'done' });
+
+    await handle.signal(messageSignal, first); // a re-delivery: a duplicate
+    await handle.signal(messageSignal, { messageId: uniqueId('bad') }); // no text: a recorded rejection
+    await handle.signal(notificationSignal, { notificationId: uniqueId('n'), kind: 'deploy', text: 'v2 is out' });
+    await handle.signal(approvalSignal, { approvalId: 'call_nobody_waits', approved: true });
+    await handle.signal(toolResultSignal, { callId: 'call_nobody_waits', output: 'ignored' });
+    await command(handle, 'set-goals', { phase: 'Draft the hiring section' });
+    await command(handle, 'interrupt'); // no turn runs: nothing to cancel
+    await command(handle, 'pause');
+    const whilePaused = 'Mention the offsite';
+    script.relevance.set(whilePaused, [0.9, 0.9]);
+    await send(handle, whilePaused);
+    await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.status === 'paused' && s.queueLength === 1,
+    );
+    await command(handle, 'resume');
+    await idle(handle, (s) => s.seq.lastBound === 3);
+    await command(handle, 'close');
+    await handle.result();
+    expect(await record('message-kinds', handle)).toHaveLength(1);
+  });
+
+  it('routing: to a new sub-session, then to the same (existing) sub-session', async () => {
+    forget('routing-parent');
+    forget('routing-child');
+    const GUIDE = 'Research ComfyUI and deliver a Markdown guide';
+    const WEATHER = "Also check tomorrow's weather";
+    const RAIN = 'Will it rain in Hangzhou on Friday?';
+    script.selection.set(GUIDE, { skills: ['technical-research', 'markdown-guide'], toolsets: ['web-search'] });
+    script.selection.set(WEATHER, { skills: [], toolsets: [] });
+    script.relevance.set(`${WEATHER}|${GUIDE}`, [0.05, 0.04]);
+    script.relevance.set(`${RAIN}|${GUIDE}`, [0.05, 0.05]);
+    script.relevance.set(`${RAIN}|${WEATHER}`, [0.3, 0.92]);
+    const parent = await startSession(w);
+    await send(parent, GUIDE);
+    await decided(parent, 1);
+    await send(parent, WEATHER);
+    const routed = await decided(parent, 2);
+    expect(routed.route).toMatchObject({ via: 'new-sub' });
+    const child = w.client.workflow.getHandle(workflowIdFor(routed.route!.to!));
+    await decided(child, 1);
+    await send(parent, RAIN);
+    expect((await decided(parent, 3)).route).toMatchObject({ via: 'existing-sub', to: routed.route!.to });
+    await decided(child, 2);
+    await idle(parent);
+    await idle(child);
+    await record('routing-parent', parent);
+    await record('routing-child', child);
+  });
+
+  it('routing: from a sub-session to its parent', async () => {
+    forget('to-parent-sub');
+    forget('to-parent-parent');
+    const goal = 'Plan the product launch event';
+    const subGoal = 'Draft the launch invitation email';
+    const stray = 'Also renew the office lease';
+    script.selection.set(goal, { skills: ['task-planning'] });
+    script.selection.set(subGoal, { skills: ['email-drafting'] });
+    script.relevance.set(`${stray}|${subGoal}`, [0.1, 0.1]);
+    script.relevance.set(`${stray}|${goal}`, [0.9, 0.9]);
+    const parent = await startSession(w);
+    await send(parent, goal);
+    await decided(parent, 1);
+    const sub = await startSession(w, { parentSessionId: parent.workflowId.slice('session:'.length) });
+    await send(sub, subGoal);
+    await decided(sub, 1);
+    await send(sub, stray);
+    expect((await decided(sub, 2)).route).toMatchObject({ via: 'parent' });
+    await decided(parent, 2);
+    await idle(sub);
+    await idle(parent);
+    await record('to-parent-sub', sub);
+    await record('to-parent-parent', parent);
+  });
+
+  it('continue-as-new: several runs, with inputs queued across them', async () => {
+    forget('continue-as-new');
+    const GOAL = 'Keep a running list of release notes';
+    script.selection.set(GOAL, { skills: [], toolsets: [] });
+    const handle = await startSession(w, { settings: { continueAsNewAfter: 2 } });
+    await send(handle, GOAL);
+    for (const note of ['Note the login fix', 'Note the faster search', 'Note the new export', 'Note the dark mode']) {
+      script.relevance.set(note, [0.9, 0.9]);
+      await send(handle, note);
+    }
+    const last = await idle(handle, (s) => s.seq.lastBound === 5 && s.run >= 3);
+    expect(await record('continue-as-new', handle)).toHaveLength(last.run);
+  });
+
+  it('the article Session: every task-control decision and failure boundary, over a continue-as-new', async () => {
+    forget('article-session');
     const GUIDE = 'Research ComfyUI and deliver a Markdown guide';
     const WORD = 'Convert the Markdown we just created to Word';
     script.terms.set(GUIDE, ['comfyui', 'research', 'markdown', 'guide']);
@@ -48,26 +287,156 @@ describe.runIf(enabled)('record replay histories', () => {
       toolsets: ['doc-convert'],
     });
     script.summary.set(GUIDE, faults.malformed());
-    script.relevance.set("Also check tomorrow's weather", [0.05, 0.04]);
+    script.relevance.set(`Also check tomorrow's weather|${GUIDE}`, [0.05, 0.04]);
     script.relevance.set('hmm', [faults.serverError()]);
     script.relevance.set('what about the other one?', [0.5, 0.5]);
-
     const handle = await startSession(w, {
       settings: { continueAsNewAfter: 4, modelAttempts: 2, modelTimeoutMs: 2_000 },
     });
-    const firstRunId = (await handle.describe()).runId;
     for (const text of [GUIDE, 'Continue', WORD, "Also check tomorrow's weather", 'hmm', 'what about the other one?']) {
       await send(handle, text);
     }
+    await idle(handle, (s) => s.seq.lastBound === 6);
+    expect(await record('article-session', handle)).toHaveLength(2);
+  });
+
+  it('agent-mcp-tool: a reply after a tool call run through MCP', async () => {
+    forget('agent-mcp-tool');
+    const handle = await sessionWith('Exercise the fixture tools: echo text', ['mcp-fixture']);
+    const result = await turn(handle, 2, 'echo hello', [
+      { toolCalls: [{ name: 'echo', arguments: { text: 'hello' } }] },
+      { content: 'The tool said hello.' },
+    ]);
+    expect(result.record?.agent).toMatchObject({ outcome: 'replied', toolCalls: [{ status: 'ok' }] });
+    await idle(handle);
+    await record('agent-mcp-tool', handle);
+  });
+
+  it('agent-approval: one call approved and run, one rejected, and a message queued while waiting', async () => {
+    forget('agent-approval');
+    const handle = await sessionWith('Exercise the fixture tools: echo and add numbers', ['mcp-fixture']);
+    const approvedId = uniqueId('call_add');
+    expect(
+      await turn(handle, 2, 'add 2 and 3', [
+        { toolCalls: [{ id: approvedId, name: 'add', arguments: { a: 2, b: 3 } }] },
+        { content: 'The sum is 5.' },
+      ]),
+    ).toMatchObject({ status: 'waiting', outcome: 'waiting-approval' });
+    script.relevance.set('thanks', [0.9, 0.9]);
+    await send(handle, 'thanks');
+    await handle.signal(approvalSignal, { approvalId: approvedId, approved: true });
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).toMatchObject({ outcome: 'replied' });
+    await decided(handle, 3);
+
+    const rejectedId = uniqueId('call_add');
+    expect(
+      await turn(handle, 4, 'add 40 and 2', [
+        { toolCalls: [{ id: rejectedId, name: 'add', arguments: { a: 40, b: 2 } }] },
+        { content: 'Understood, I will not add them.' },
+      ]),
+    ).toMatchObject({ status: 'waiting' });
+    await handle.signal(approvalSignal, { approvalId: rejectedId, approved: false, note: 'not now' });
+    const rejected = await handle.executeUpdate(resultUpdate, { args: [{ seq: 4 }] });
+    expect(rejected.record?.agent?.toolCalls).toEqual([expect.objectContaining({ status: 'rejected' })]);
+    await idle(handle);
+    await record('agent-approval', handle);
+  });
+
+  it('agent-approval-continue-as-new: a turn waiting for approval is carried into the next run', async () => {
+    forget('agent-approval-continue-as-new');
+    const goal = 'Exercise the fixture tools: add numbers across runs';
+    script.selection.set(goal, { skills: [], toolsets: ['mcp-fixture'] });
+    const callId = uniqueId('call_add');
+    agentSteps.set(goal, [
+      { toolCalls: [{ id: callId, name: 'add', arguments: { a: 1, b: 1 } }] },
+      { content: 'The sum is 2.' },
+    ]);
+    const handle = await startSession(w, { settings: { continueAsNewAfter: 1 } });
+    await send(handle, goal);
     await waitFor(
       () => handle.query(snapshotQuery),
-      (s) => s.seq.lastBound === 6 && s.stage === 'Idle',
-      60_000,
+      (s) => s.run >= 2 && s.stage === 'Waiting for approval',
     );
-    const lastRunId = (await handle.describe()).runId;
-    // The file name carries the workflow id: the Session checks that it matches its sessionId.
-    const base = `test/histories/${process.env.RECORD_NAME ?? 'article-session'}.${handle.workflowId.replace('session:', '')}`;
-    writeFileSync(`${base}.run1.json`, exportHistory(handle.workflowId, firstRunId));
-    writeFileSync(`${base}.run2.json`, exportHistory(handle.workflowId, lastRunId));
+    await handle.signal(approvalSignal, { approvalId: callId, approved: true });
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 1 }] })).toMatchObject({ outcome: 'replied' });
+    await idle(handle);
+    expect(await record('agent-approval-continue-as-new', handle)).toHaveLength(2);
+  });
+
+  it('agent-tool-result: an external tool answered by the toolResult signal, and an unknown call id', async () => {
+    forget('agent-tool-result');
+    const handle = await sessionWith('Plan a weekend trip with the weather forecast', ['weather']);
+    const callId = uniqueId('call_wx');
+    expect(
+      await turn(handle, 2, 'what will the weather be in Oslo', [
+        { toolCalls: [{ id: callId, name: 'get_forecast', arguments: { location: 'Oslo' } }] },
+        { content: 'Pack a raincoat.' },
+      ]),
+    ).toMatchObject({ status: 'waiting', outcome: 'waiting-tool' });
+    await handle.signal(toolResultSignal, { callId: 'call_unknown', output: 'sunny' });
+    await handle.signal(toolResultSignal, { callId, output: { rain: '80%' } });
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).toMatchObject({ outcome: 'replied' });
+    await idle(handle);
+    await record('agent-tool-result', handle);
+  });
+
+  it('agent-interrupt: a slow model step, then a slow tool, each interrupted; the next input replies', async () => {
+    forget('agent-interrupt');
+    const handle = await sessionWith('Exercise the fixture tools: sleep', ['mcp-fixture']);
+    script.relevance.set('think slowly', [0.9, 0.9]);
+    agentSteps.set('think slowly', [{ delayMs: 60_000, then: { content: 'too late' } }]);
+    await send(handle, 'think slowly');
+    await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.turn?.seq === 2 && s.stage === 'Running the agent',
+    );
+    await command(handle, 'interrupt');
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).toMatchObject({ outcome: 'interrupted' });
+
+    script.relevance.set('sleep for a while', [0.9, 0.9]);
+    agentSteps.set('sleep for a while', [
+      { toolCalls: [{ name: 'sleep', arguments: { marker: join(dir, 'sleep-marker') } }] },
+    ]);
+    await send(handle, 'sleep for a while');
+    await waitFor(
+      async () => (await handle.describe()).raw.pendingActivities ?? [],
+      (pending) => pending.some((a) => a.activityType?.name === 'runTool' && Number(a.state) === 2),
+    );
+    await command(handle, 'interrupt');
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 3 }] })).toMatchObject({ outcome: 'interrupted' });
+    expect(await turn(handle, 4, 'carry on')).toMatchObject({ outcome: 'replied' });
+    await idle(handle);
+    await record('agent-interrupt', handle);
+  });
+
+  it('agent-guard: a call failing three times in a row, then the step limit', async () => {
+    forget('agent-guard');
+    const handle = await sessionWith('Exercise the fixture tools: fail on purpose', ['mcp-fixture'], {
+      maxAgentSteps: 3,
+    });
+    const failed = await turn(handle, 2, 'try the failing tool', [
+      { toolCalls: [{ name: 'fail', arguments: { reason: 'disk full' } }] },
+    ]);
+    expect(failed.record?.agent).toMatchObject({ outcome: 'guarded', steps: 3 });
+    const limited = await turn(handle, 3, 'keep echoing', [
+      { toolCalls: [{ name: 'echo', arguments: { text: 'again' } }] },
+    ]);
+    expect(limited.record?.agent).toMatchObject({ outcome: 'guarded', steps: 3 });
+    await idle(handle);
+    await record('agent-guard', handle);
+  });
+
+  it('agent-sub-session: the agent calls session_create_sub', async () => {
+    forget('agent-sub-session');
+    const handle = await sessionWith('Exercise the fixture tools: echo and delegate research', ['mcp-fixture']);
+    const task = 'Research competitor pricing for Q3';
+    script.selection.set(task, { skills: [], toolsets: [] });
+    const result = await turn(handle, 2, 'delegate the pricing research', [
+      { toolCalls: [{ name: 'session_create_sub', arguments: { text: task } }] },
+      { content: 'Delegated the pricing research.' },
+    ]);
+    expect(result.record?.agent?.toolCalls).toEqual([expect.objectContaining({ status: 'ok' })]);
+    await idle(handle);
+    await record('agent-sub-session', handle);
   });
 });
