@@ -111,8 +111,9 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
     const notes = [
       record.degraded ? `degraded: ${record.degraded}` : '',
       record.route ? `routed ${record.route.via}${record.route.to ? ` to ${record.route.to}` : ''}` : '',
-      ...record.fallbacks,
       record.agent ? `agent ${record.agent.outcome}` : '',
+      ...(record.agent?.toolCalls ?? []).map((c) => `tool ${c.tool} [${c.status}]`),
+      ...record.fallbacks,
     ].filter(Boolean);
     recent.push([
       record.seq,
@@ -125,6 +126,15 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
   }
   if (decisions.length === 0) recent.push(['—', '(no input yet)', '', '', '', '']);
   out.push('', `Recent decisions (${decisions.length})`, recent.toString());
+  if (view.pendingApprovals.length > 0 || view.pendingToolCalls.length > 0) {
+    const waiting = [
+      ...view.pendingApprovals.map((a) => `approval ${a.approvalId}: ${a.tool}(${clip(a.arguments, 80)})`),
+      ...view.pendingToolCalls.map((c) => `tool result ${c.callId}: ${c.tool}(${clip(c.arguments, 80)})`),
+    ];
+    out.push('', `Waiting for: ${waiting.join(' | ')} (input #${view.turn?.seq ?? '?'})`);
+  }
+  const reply = decisions.at(-1)?.agent?.reply;
+  if (reply) out.push('', `Last reply (input #${decisions.at(-1)?.seq}):`, ...reply.split('\n').map((l) => `  ${l}`));
   if (view.recentRejections.length > 0) {
     out.push('', `Recent rejections: ${view.recentRejections.map((r) => clip(r.reason, 120)).join(' | ')}`);
   }

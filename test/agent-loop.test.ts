@@ -230,6 +230,20 @@ describe('the agent acts inside the aligned environment', () => {
     const followUp = agentRequests(before).at(-1);
     expect(followUp?.messages.at(-1)).toMatchObject({ role: 'tool', toolCallId: 'call_add_2' });
     expect(followUp?.messages.at(-1)?.content).toContain('rejected by the user: not now');
+
+    // Models reuse call ids across turns: a later turn's approval for the same id still applies.
+    server.enqueue(
+      MODEL.agent,
+      { toolCalls: [{ id: 'call_add', name: 'add', arguments: { a: 1, b: 1 } }] },
+      { content: 'One and one make 2.' },
+    );
+    expect(await turn(handle, 5, 'add 1 and 1')).toMatchObject({ status: 'waiting' });
+    await handle.signal(approvalSignal, { approvalId: 'call_add', approved: true });
+    const reused = await handle.executeUpdate(resultUpdate, { args: [{ seq: 5 }] });
+    expect(reused.record?.agent).toMatchObject({ outcome: 'replied', reply: 'One and one make 2.' });
+    expect(reused.record?.agent?.toolCalls).toEqual([
+      expect.objectContaining({ callId: 'call_add', status: 'ok', result: '2' }),
+    ]);
   });
 
   it('waits for an external tool result by call id and rejects an unknown one', async () => {

@@ -61,9 +61,14 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
   const payload = parsed.data as Record<string, unknown>;
   const id = controlIdOf(kind, payload);
   const key = `${kind}:${id}`;
-  if (state.recentControl.includes(key)) return { kind: 'duplicate', id: key };
-  state.recentControl.push(key);
-  keepLast(state.recentControl, LIMITS.recentControl);
+  // Approvals and tool results are idempotent through the call they name (a repeat finds no waiting
+  // call), and models reuse call ids across turns ("call_0"): an id-window would swallow a later
+  // turn's approval as a duplicate. Notifications and commands are de-duplicated by their ids.
+  if (kind === 'notification' || kind === 'command') {
+    if (state.recentControl.includes(key)) return { kind: 'duplicate', id: key };
+    state.recentControl.push(key);
+    keepLast(state.recentControl, LIMITS.recentControl);
+  }
 
   let command: CommandInput | undefined;
   if (kind === 'command') {

@@ -65,7 +65,9 @@ export function resultOf(state: SessionState, seq: number): TurnResult {
     const waiting = turn.step?.calls.find((c) => c.state === 'waiting-approval' || c.state === 'waiting-result');
     if (waiting) {
       const outcome: TurnOutcome = waiting.state === 'waiting-approval' ? 'waiting-approval' : 'waiting-tool';
-      const agent = turn.record.agent ? { ...turn.record.agent, outcome, toolCalls: pendingRecordCalls(turn) } : null;
+      const agent = turn.record.agent
+        ? { ...turn.record.agent, outcome, reason: null, steps: turn.steps, toolCalls: pendingRecordCalls(turn) }
+        : null;
       return { seq, status: 'waiting', outcome, record: { ...turn.record, agent } };
     }
     return { seq, status: 'pending', outcome: null, record: null };
