@@ -18,9 +18,8 @@ export function recordModelCall(role: string, outcome: string, ms: number): void
 }
 
 /**
- * Counts one tool call by outcome (`ok`, `error`, `rejected`, `pending`, `interrupted`, the wire
- * contract's statuses). Defined here for the agent's tool loop, which runs in the agent activity;
- * that loop is not built yet, so nothing calls this today.
+ * Counts one tool call that ran on a worker (runTool) by outcome: `ok`, `error` or `interrupted`.
+ * Rejected calls never reach a worker; the workflow's approval counters count them.
  */
 export function recordToolCall(tool: string, outcome: string): void {
   Context.current()

@@ -2,6 +2,7 @@
 import { Context } from '@temporalio/activity';
 import { toModelFailure } from '../models/model-errors.js';
 import type { CallOptions, Role } from '../models/roles.js';
+import { recordModelCall } from './metrics.js';
 
 /** Time left for one model call inside this activity attempt, and its cancellation signal. */
 export function callOptions(): CallOptions {
@@ -13,12 +14,21 @@ export function callOptions(): CallOptions {
   return { timeoutMs, signal: ctx.cancellationSignal };
 }
 
+/** Calls a role model, timing it (harness_model_latency by role and outcome) and typing its failure. */
 export async function asModelCall<T>(role: Role, fn: () => Promise<T>): Promise<T> {
+  const started = performance.now();
   try {
-    return await fn();
+    const result = await fn();
+    recordModelCall(role, 'ok', performance.now() - started);
+    return result;
   } catch (err) {
-    // A cancelled attempt (worker shutdown, workflow cancelled) is not a model failure.
-    if (Context.current().cancellationSignal.aborted) throw err;
-    throw toModelFailure(err, role);
+    // A cancelled attempt (worker shutdown, workflow cancelled, interrupt) is not a model failure.
+    if (Context.current().cancellationSignal.aborted) {
+      recordModelCall(role, 'cancelled', performance.now() - started);
+      throw err;
+    }
+    const failure = toModelFailure(err, role);
+    recordModelCall(role, failure.type ?? 'error', performance.now() - started);
+    throw failure;
   }
 }

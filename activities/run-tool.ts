@@ -15,6 +15,7 @@ import { clipToolOutput, toolResultText } from '../capabilities/tool-output.js';
 import type { RunToolRequest, RunToolResult } from '../workflows/activity-contract.js';
 import { describeIssues } from '../workflows/text.js';
 import type { ActivityDeps } from './deps.js';
+import { recordToolCall } from './metrics.js';
 
 /** Heartbeat period while a tool runs, unless the activity's heartbeat timeout asks for more often. */
 export const TOOL_HEARTBEAT_MS = 3_000;
@@ -97,12 +98,22 @@ async function callMcp(deps: ActivityDeps, request: RunToolRequest, toolset: str
 }
 
 export function createRunTool(deps: ActivityDeps): (request: RunToolRequest) => Promise<RunToolResult> {
-  return async (request) => {
+  const run = async (request: RunToolRequest): Promise<RunToolResult> => {
     if (request.toolset === null) {
       if (request.tool === 'memory_save') return saveMemory(deps, request);
       if (isBuiltinTool(request.tool)) return failed(`${request.tool} is run by the Session workflow, not by runTool`);
       return failed(`${request.tool}: no loaded toolset declares this tool`);
     }
     return callMcp(deps, request, request.toolset);
+  };
+  return async (request) => {
+    try {
+      const result = await run(request);
+      recordToolCall(request.tool, result.isError ? 'error' : 'ok');
+      return result;
+    } catch (err) {
+      recordToolCall(request.tool, Context.current().cancellationSignal.aborted ? 'interrupted' : 'error');
+      throw err;
+    }
   };
 }

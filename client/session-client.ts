@@ -264,8 +264,15 @@ export class SessionClient {
         throw new SessionTimeoutError(`session ${sessionId} has no input #${seq}`);
       }
       if (Date.now() >= deadline) {
+        const view = await this.snapshot(sessionId).catch(() => null);
+        const where =
+          view === null
+            ? 'it is still queued or running'
+            : view.status === 'paused'
+              ? 'the session is paused'
+              : `the session is at "${view.stage}" with input #${view.seq.lastBound}`;
         throw new SessionTimeoutError(
-          `no decision for input #${seq} of session ${sessionId} within ${timeoutMs / 1000} s (it is still queued or running)`,
+          `no decision for input #${seq} of session ${sessionId} within ${timeoutMs / 1000} s (${where})`,
         );
       }
     }
