@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { DEFAULT_RECALL, IndexedCatalog } from '../capabilities/catalog.js';
-import { connectMcpToolsets } from '../capabilities/mcp-catalog.js';
+import { connectMcpToolsets } from '../capabilities/mcp-toolsets.js';
 import { startHttpFixture, type FixtureTool, type HttpFixture } from '../test/support/mcp-fixture-server.js';
 import { MiniSearchReference } from './minisearch-reference.js';
 import { Draw, SEED, benchQueries, measure, prng, syntheticEntries } from './recall.js';

@@ -4,16 +4,13 @@
  * precision/recall/F1, accuracy and macro-F1, and calibrates the high/low thresholds by grid search.
  * Everything but `runEval` is pure or takes its dependencies as arguments.
  */
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Table from 'cli-table3';
 import { Command, Option } from 'commander';
-import { z } from 'zod';
 import type { RoleModels } from '../models/roles.js';
 import { decide, type RelevanceScores } from '../workflows/decide.js';
 import { Settings, Thresholds } from '../workflows/schemas.js';
-import { describeIssues } from '../workflows/text.js';
+import { DEFAULT_CASES_FILE, EvalInputError, loadCases, type EvalCase } from './eval-cases.js';
 import {
   EXPECTED,
   PREDICTED,
@@ -28,61 +25,13 @@ import {
   type Predicted,
 } from './eval-metrics.js';
 import { positiveInt, unitInterval } from './options.js';
-import { UsageError, nameInErrors, runProgram, type RunIO } from './run.js';
+import { nameInErrors, runProgram, type RunIO } from './run.js';
 
 export { EXPECTED, PREDICTED, computeMetrics };
 export type { Expected, LabelMetrics, Metrics, Predicted } from './eval-metrics.js';
 
 /** The thresholds a Session uses unless its start argument sets others. */
 export const DEFAULT_THRESHOLDS: Thresholds = Settings.parse({}).thresholds;
-export const DEFAULT_CASES_FILE = fileURLToPath(new URL('../eval/cases.jsonl', import.meta.url));
-
-export const EvalCase = z.object({
-  id: z.string().optional(),
-  sessionGoal: z.string().trim().min(1),
-  phaseGoal: z.string().trim().min(1),
-  message: z.string().trim().min(1),
-  expected: z.enum(EXPECTED),
-});
-export type EvalCase = z.infer<typeof EvalCase>;
-
-/** A bad case file or bad arguments: the message is for the user as is (exit 2). */
-export class EvalInputError extends UsageError {
-  override name = 'EvalInputError';
-}
-
-/** Parses JSON lines of cases; blank lines are skipped, a bad line is reported with its number. */
-export function parseCases(text: string, source = 'cases'): EvalCase[] {
-  const cases: EvalCase[] = [];
-  text.split(/\r?\n/).forEach((line, index) => {
-    if (line.trim() === '') return;
-    const where = `${source}:${index + 1}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      throw new EvalInputError(`${where}: not valid JSON`);
-    }
-    const parsed = EvalCase.safeParse(value);
-    if (!parsed.success) throw new EvalInputError(`${where}: ${describeIssues(parsed.error)}`);
-    cases.push(parsed.data);
-  });
-  if (cases.length === 0) throw new EvalInputError(`${source}: no cases`);
-  return cases;
-}
-
-/** Reads and parses a case file. */
-export async function loadCases(path: string): Promise<EvalCase[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
-    throw new EvalInputError(`cannot read case file ${path}: ${why}`);
-  }
-  return parseCases(text, path);
-}
 
 /** Scores one case; throwing means the relevance call failed. */
 export type Scorer = (c: EvalCase) => Promise<RelevanceScores>;

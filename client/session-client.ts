@@ -4,7 +4,6 @@
  * Every payload is validated with the same zod schemas the workflow uses before anything is sent.
  */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Client,
   Connection,
@@ -26,11 +25,10 @@ import {
   submitUpdate,
 } from '../workflows/api.js';
 import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../workflows/control-signals.js';
-import { sessionIdOf, workflowIdFor } from '../workflows/ids.js';
+import { workflowIdFor } from '../workflows/ids.js';
 import { MessageInput, SessionId, type ApprovalInput, type ToolResultInput } from '../workflows/schemas.js';
-import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../workflows/search-attributes.js';
 import type { session } from '../workflows/session.js';
-import { STAGE, type BoundInput, type OutOfScopeRequest } from '../workflows/state.js';
+import type { BoundInput, OutOfScopeRequest } from '../workflows/state.js';
 import type { Capabilities, DecisionRecord, Goal, SessionView } from '../workflows/view.js';
 import {
   InvalidInputError,
@@ -49,6 +47,7 @@ import {
   type TemporalConnectionSettings,
 } from './connection.js';
 import { EncryptionError, codecFromEnv, encryptedDataConverter } from './encryption.js';
+import { listSessions } from './list-sessions.js';
 import {
   CONNECTION_DEFAULTS,
   type CommandName,
@@ -64,6 +63,7 @@ import {
   type WatchOptions,
   type ListFilter,
 } from './types.js';
+import { watchSession } from './watch.js';
 
 /** A closed Session is never restarted under the same id; a failed or terminated one may be. */
 const REUSE_POLICY: WorkflowIdReusePolicy = 'ALLOW_DUPLICATE_FAILED_ONLY';
@@ -360,61 +360,16 @@ export class SessionClient {
    * Stage and decision changes, by polling `snapshot`. Ends when the Session closes (or its workflow
    * ends otherwise) or the signal aborts. Decisions are yielded before the stage that follows them.
    */
-  async *watch(sessionId: string, options: WatchOptions = {}): AsyncGenerator<WatchEvent, void, undefined> {
-    const interval = options.intervalMs ?? 250;
-    let lastSeq = options.sinceSeq;
-    let lastStage: string | undefined;
-    let lastBound = -1;
-    for (let polls = 1; !options.signal?.aborted; polls++) {
-      const view = await this.snapshot(sessionId);
-      const newest = view.lastDecision?.seq ?? 0;
-      lastSeq ??= newest;
-      if (newest > lastSeq) {
-        const after: number = lastSeq;
-        const records =
-          newest - after === 1 && view.lastDecision
-            ? [view.lastDecision]
-            : (await this.decisions(sessionId, { limit: newest - after })).filter((r) => r.seq > after);
-        for (const record of records) yield { type: 'decision', record };
-        lastSeq = newest;
-      }
-      if (view.stage !== lastStage || view.seq.lastBound !== lastBound) {
-        lastStage = view.stage;
-        lastBound = view.seq.lastBound;
-        yield { type: 'stage', stage: view.stage, seq: view.seq.lastBound, view };
-      }
-      if (view.stage === STAGE.closed) return;
-      // A terminated or failed workflow never reaches 'Closed'; ask Temporal every couple of seconds.
-      if (polls % 8 === 0 && (await this.describe(sessionId)).executionStatus !== 'RUNNING') return;
-      if (!(await pause(interval, options.signal))) return;
-    }
+  watch(sessionId: string, options: WatchOptions = {}): AsyncGenerator<WatchEvent, void, undefined> {
+    return watchSession(this, sessionId, options);
   }
 
   /** Sessions from Temporal visibility, newest first, filtered by the Session search attributes. */
   async list(filter: ListFilter = {}): Promise<SessionSummary[]> {
     const limit = filter.limit ?? 50;
+    // Built before connecting, so a bad filter is refused without touching the network.
     const query = visibilityQuery(filter);
-    const rows: SessionSummary[] = [];
-    await this.call({}, async () => {
-      for await (const info of this.client.workflow.list({ query, pageSize: Math.min(limit, 1000) })) {
-        const attrs = info.typedSearchAttributes;
-        rows.push({
-          sessionId: sessionIdOf(info.workflowId) ?? info.workflowId,
-          workflowId: info.workflowId,
-          runId: info.runId,
-          executionStatus: info.status.name,
-          status: attrs.get(SessionStatusKey) ?? null,
-          stage: attrs.get(SessionStageKey) ?? null,
-          goal: attrs.get(SessionGoalKey) ?? null,
-          parent: attrs.get(SessionParentKey) ?? null,
-          taskQueue: info.taskQueue,
-          startTime: info.startTime,
-          closeTime: info.closeTime ?? null,
-        });
-        if (rows.length >= limit) break;
-      }
-    });
-    return rows;
+    return this.call({}, () => listSessions(this.client, query, limit));
   }
 
   // ---- plumbing ---------------------------------------------------------------------------------
@@ -439,16 +394,5 @@ export class SessionClient {
     } catch (err) {
       throw translateError(err, { ...ctx, address: this.address });
     }
-  }
-}
-
-/** Sleeps; resolves false instead if the signal aborts first. */
-async function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal?.aborted) return false;
-  try {
-    await sleep(ms, undefined, signal ? { signal } : {});
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -10,7 +10,9 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCatalogDir } from '../capabilities/catalog-files.js';
 import { IndexedCatalog } from '../capabilities/catalog.js';
-import { McpCatalog, parseMcpConfig, withMcpToolsets } from '../capabilities/mcp-catalog.js';
+import { McpCatalog } from '../capabilities/mcp-catalog.js';
+import { parseMcpConfig } from '../capabilities/mcp-config.js';
+import { withMcpToolsets } from '../capabilities/mcp-toolsets.js';
 import {
   approvalSignal,
   commandSignal,

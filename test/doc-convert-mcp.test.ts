@@ -13,7 +13,8 @@ import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
 import { IndexedCatalog } from '../capabilities/catalog.js';
-import { loadMcpConfigFile, McpCatalog } from '../capabilities/mcp-catalog.js';
+import { McpCatalog } from '../capabilities/mcp-catalog.js';
+import { loadMcpConfigFile } from '../capabilities/mcp-config.js';
 import { OpenAIModels } from '../models/openai-models.js';
 import type {
   AgentStepRequest,

@@ -8,15 +8,14 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IndexedCatalog, type ToolsetEntry } from '../capabilities/catalog.js';
 import { loadCatalogDir } from '../capabilities/catalog-files.js';
+import { McpCatalog } from '../capabilities/mcp-catalog.js';
 import {
-  McpCatalog,
-  connectMcpToolsets,
   loadMcpConfigFile,
   mcpToolsetId,
   parseMcpConfig,
-  withMcpToolsets,
   type McpServerDefinition,
-} from '../capabilities/mcp-catalog.js';
+} from '../capabilities/mcp-config.js';
+import { connectMcpToolsets, withMcpToolsets } from '../capabilities/mcp-toolsets.js';
 import { startHttpFixture, type FixtureTool, type HttpFixture } from './support/mcp-fixture-server.js';
 import { freePorts } from './support/ports.js';
 

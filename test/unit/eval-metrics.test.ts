@@ -3,23 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  EvalInputError,
   buildReport,
   calibrate,
   computeMetrics,
   evaluate,
   formatReport,
   jsonReport,
-  loadCases,
   majorityBaseline,
-  parseCases,
   predict,
   runEval,
-  type EvalCase,
   type Expected,
   type Predicted,
   type ScoredCase,
 } from '../../cli/eval.js';
+import { EvalInputError, loadCases, parseCases, type EvalCase } from '../../cli/eval-cases.js';
 import {
   COST,
   MAX_COST,
