@@ -82,8 +82,7 @@ async function show(sessionId: string, codec?: { endpoint: string; auth: string 
 function readable(json: string, options: { searchAttributes?: boolean } = {}): string {
   const plainEncoding = Buffer.from('json/plain').toString('base64');
   return JSON.stringify(JSON.parse(json), (key, value: unknown) => {
-    // SessionGoal is visibility data that no codec reaches; keeping user text out of it is the
-    // workflow-side setting still to be wired (see the todo below), so it is left out of this check.
+    // Search attributes are visibility data that no codec reaches; the last test checks them apart.
     if (key === 'searchAttributes' && options.searchAttributes === false) return undefined;
     const payload = value as { metadata?: { encoding?: string }; data?: string } | null;
     if (payload && typeof payload.data === 'string' && payload.metadata?.encoding === plainEncoding) {
@@ -130,5 +129,13 @@ describe('payload encryption', () => {
     expect(response.status).toBe(401);
   });
 
-  it.todo('keeps user text out of SessionGoal when encryption is on (workflow side pending)');
+  it('keeps user text out of the search attributes when encryption is on', async () => {
+    const sessionId = uniqueId('enc-sa');
+    await encrypted.submit(sessionId, { text: SECRET, messageId: 'enc-sa-1' }, { wait: true });
+    // The whole history, search-attribute upserts included, with plain payloads decoded.
+    expect(readable(await show(sessionId))).not.toContain('Falcon');
+    const described = await encrypted.client.workflow.getHandle(`session:${sessionId}`).describe();
+    expect(described.searchAttributes.SessionGoal).toBeUndefined();
+    expect(described.searchAttributes.SessionStatus).toEqual(['active']);
+  });
 });
