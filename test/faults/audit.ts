@@ -3,7 +3,7 @@
  * decision records (one per bound input) and every run's event history (failed workflow tasks,
  * carried-state size at each continue-as-new).
  */
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { decisionsQuery } from '../../workflows/api.js';
 import type { DecisionRecord } from '../../workflows/state.js';
@@ -124,4 +124,16 @@ export async function until<T>(read: () => Promise<T>, done: (value: T) => boole
     }
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/**
+ * A client that can read histories larger than gRPC's default 4 MB receive limit (signals of up to
+ * 2 MB each add up), as the worker itself does.
+ */
+export async function historyClient(address: string): Promise<{ client: Client; close(): Promise<void> }> {
+  const connection = await Connection.connect({
+    address,
+    channelArgs: { 'grpc.max_receive_message_length': 128 * 1024 * 1024 },
+  });
+  return { client: new Client({ connection }), close: () => connection.close() };
 }
