@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailureType, parseModelJson, retryAfterMs } from '../models/model-errors.js';
 import { OpenAIModels } from '../models/openai-models.js';
-import { RelevanceOutput } from '../models/roles.js';
+import { OrchestrationOutput, RelevanceOutput } from '../models/roles.js';
 import { ScriptedModelServer, faults } from './support/model-server.js';
 
 let server: ScriptedModelServer;
@@ -146,6 +146,13 @@ describe('parseModelJson', () => {
       parseModelJson('{"phaseRelevance": 2, "sessionRelevance": 0.5}', RelevanceOutput, 'relevance'),
     ).toThrow(/relevance model returned invalid output: phaseRelevance/);
     expect(() => parseModelJson('', RelevanceOutput, 'relevance')).toThrow(/empty answer/);
+    // An orchestration answer naming no kind is malformed, not "keep everything".
+    expect(() => parseModelJson('{"unexpected": true}', OrchestrationOutput, 'orchestration')).toThrow(
+      /at least one of skills, toolsets, memories/,
+    );
+    expect(parseModelJson('{"toolsets": ["web-search"]}', OrchestrationOutput, 'orchestration')).toEqual({
+      toolsets: ['web-search'],
+    });
   });
 });
 

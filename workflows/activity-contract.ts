@@ -38,8 +38,14 @@ export const ExtractionOutput = z.object({
     .transform((terms) => [...new Set(terms.map((t) => t.trim()).filter((t) => t.length > 0 && t.length <= 80))]),
 });
 
-/** The orchestrator's answer: ids per kind; a kind left out keeps its current capabilities. */
-export const OrchestrationOutput = SelectionSchema;
+/**
+ * The orchestrator's answer: ids per kind; a kind left out keeps its current capabilities. An answer
+ * with no kind at all is not a selection but a malformed answer: it must fall back visibly.
+ */
+export const OrchestrationOutput = SelectionSchema.refine(
+  (s) => s.skills != null || s.toolsets != null || s.memories != null,
+  'expected at least one of skills, toolsets, memories',
+);
 
 /** The compaction role's answer. */
 export const CompactionOutput = z.object({ summary: z.string().trim().min(1) });

@@ -204,10 +204,10 @@ it('records every model fault of every role once per input, and fails no workflo
   expect(ours).toEqual([]);
 });
 
-// Finding: an orchestration answer with none of skills/toolsets/memories (e.g. `{"unexpected": true}`)
-// parses as "keep every current capability", so the model's nonsense leaves no fallback in the record.
-// Marked `fails` until OrchestrationOutput requires at least one kind; then drop `.fails`.
-it.fails('records an orchestration answer of the wrong shape (no known key) as a fallback', async () => {
+// Found by this suite: an orchestration answer with none of skills/toolsets/memories (e.g.
+// `{"unexpected": true}`) used to parse as "keep every current capability", leaving no fallback in the
+// record. OrchestrationOutput now requires at least one kind.
+it('records an orchestration answer of the wrong shape (no known key) as a fallback', async () => {
   const handle = await startSession(w, { settings });
   const first = message('Write the quarterly report [orchestration:no-keys]');
   models.enqueue(MODEL.orchestration, faults.wrongShape());
