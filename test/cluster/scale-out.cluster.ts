@@ -206,7 +206,9 @@ describe('a worker killed with SIGKILL mid-run', () => {
     const victimThirds = new Set(moved.map((h) => sent.get(h)![2]!.text));
     await waitFor(
       () => Promise.resolve(server.requests(MODEL.agent).slice(agentBefore)),
-      (reqs) => reqs.some((r) => victimThirds.has(r.messages.find((m) => m.role === 'user')?.content ?? '')),
+      // The newest user message is the input an agent request is for; earlier ones are transcript.
+      (reqs) =>
+        reqs.some((r) => victimThirds.has([...r.messages].reverse().find((m) => m.role === 'user')?.content ?? '')),
       60_000,
     );
     await victim.kill();
