@@ -37,9 +37,9 @@ import {
   type TestWorker,
 } from './support/harness.js';
 import { ScriptedModelServer, type RecordedRequest } from './support/model-server.js';
+import { fixtureMcpEntry } from './support/mcp-fixture.js';
 import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
 
-const FIXTURE = resolve('test/support/mcp-fixture-server.ts');
 const DOC_CONVERT = resolve('examples/doc-convert-mcp/server.ts');
 
 let dir: string;
@@ -57,21 +57,10 @@ const conversions = () =>
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'agent-loop-'));
   workspace = join(dir, 'workspace');
-  const control = join(dir, 'tools.json');
-  const tools = ['echo', 'add', 'sleep', 'fail'].map((name) => ({ name, description: `The fixture's ${name} tool.` }));
-  writeFileSync(control, JSON.stringify({ tools }));
   const { servers, problems } = parseMcpConfig(
     {
       mcpServers: {
-        fixture: {
-          command: process.execPath,
-          args: ['--import', 'tsx', FIXTURE],
-          env: { MCP_FIXTURE_CONTROL: control },
-          description: 'Fixture tools: echo text, add numbers (needs approval), sleep, fail.',
-          tags: ['fixture', 'echo', 'add', 'sleep', 'fail'],
-          approvalRequired: ['add'],
-          timeoutMs: 60_000,
-        },
+        fixture: fixtureMcpEntry(dir),
         'doc-convert': {
           command: process.execPath,
           args: ['--import', 'tsx', DOC_CONVERT],

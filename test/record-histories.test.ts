@@ -11,7 +11,7 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,10 +46,10 @@ import {
   type TestWorker,
 } from './support/harness.js';
 import { ScriptedModelServer, faults, type RecordedRequest, type Reply } from './support/model-server.js';
+import { fixtureMcpEntry } from './support/mcp-fixture.js';
 import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
 
 const HISTORIES = 'test/histories';
-const FIXTURE = resolve('test/support/mcp-fixture-server.ts');
 
 const enabled = process.env.RECORD_HISTORIES === '1';
 let dir: string;
@@ -131,24 +131,10 @@ async function sessionWith(goal: string, toolsets: string[], settings: Record<st
 describe.runIf(enabled)('record replay histories', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'record-histories-'));
-    const control = join(dir, 'tools.json');
-    const tools = ['echo', 'add', 'sleep', 'fail'].map((name) => ({
-      name,
-      description: `The fixture's ${name} tool.`,
-    }));
-    writeFileSync(control, JSON.stringify({ tools }));
     const { servers, problems } = parseMcpConfig(
       {
         mcpServers: {
-          fixture: {
-            command: process.execPath,
-            args: ['--import', 'tsx', FIXTURE],
-            env: { MCP_FIXTURE_CONTROL: control },
-            description: 'Fixture tools: echo text, add numbers (needs approval), sleep, fail.',
-            tags: ['fixture', 'echo', 'add', 'sleep', 'fail'],
-            approvalRequired: ['add'],
-            timeoutMs: 60_000,
-          },
+          fixture: fixtureMcpEntry(dir),
         },
       },
       'mcp.json',
