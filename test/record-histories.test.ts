@@ -262,6 +262,21 @@ describe.runIf(enabled)('record replay histories', () => {
     expect(await record('continue-as-new', handle)).toHaveLength(last.run);
   });
 
+  it('idle-timeout: an input while the idle timer runs, a command that moves the clock, then the idle close', async () => {
+    forget('idle-timeout');
+    const GOAL = 'Collect the open questions for the design review';
+    script.selection.set(GOAL, { skills: [], toolsets: [] });
+    const handle = await startSession(w, { settings: { idleTimeoutMs: 3_000 } });
+    await send(handle, GOAL);
+    await decided(handle, 1);
+    script.relevance.set('Add the caching question', [0.9, 0.9]);
+    await send(handle, 'Add the caching question');
+    await decided(handle, 2);
+    await command(handle, 'pause');
+    expect(await handle.result()).toMatchObject({ status: 'closed', lastSeq: 2 });
+    expect(await record('idle-timeout', handle)).toHaveLength(1);
+  });
+
   it('the article Session: every task-control decision and failure boundary, over a continue-as-new', async () => {
     forget('article-session');
     const GUIDE = 'Research ComfyUI and deliver a Markdown guide';

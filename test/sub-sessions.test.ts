@@ -13,6 +13,7 @@ import {
   outOfScopeQuery,
   snapshotQuery,
 } from '../workflows/api.js';
+import { SessionClient, SessionClosedError } from '../client/index.js';
 import { SessionParentKey } from '../workflows/search-attributes.js';
 import type { DecisionRecord } from '../workflows/state.js';
 import { send, startSession, uniqueId, waitFor } from './support/harness.js';
@@ -199,5 +200,54 @@ describe('a worker killed between creating the sub-session and finishing the han
       (found) => found.length >= 1,
     );
     expect(subs).toEqual([`session:${childId}`]);
+  });
+});
+
+describe('idle timeout', () => {
+  /** Durations of the timers a Session's history started, in seconds. */
+  async function timers(handle: WorkflowHandle): Promise<number[]> {
+    const history = await handle.fetchHistory();
+    return (history.events ?? [])
+      .map((e) => e.timerStartedEventAttributes?.startToFireTimeout?.seconds)
+      .filter((s) => s !== undefined && s !== null)
+      .map(Number);
+  }
+
+  it('closes a Session that had no input for its timeout; later input is refused, and the Session is not restarted', async () => {
+    const client = new SessionClient(f.worker.client, { taskQueue: f.worker.taskQueue });
+    const sessionId = uniqueId('idle');
+    await client.send(sessionId, { text: GUIDE }, { settings: { idleTimeoutMs: 2_000 } });
+    const handle = f.worker.client.workflow.getHandle(`session:${sessionId}`);
+    const { runId } = await handle.describe();
+    expect(await handle.result()).toMatchObject({ status: 'closed', lastSeq: 1 });
+
+    const snapshot = await handle.query(snapshotQuery);
+    // The input was processed first; the clock started when its processing ended.
+    expect(snapshot.lastDecision).toMatchObject({ seq: 1, decision: 'initialize' });
+    expect(snapshot.stage).toBe('Closed');
+    const closed = snapshot.recentControlEvents.at(-1)!;
+    expect(closed).toMatchObject({
+      kind: 'command',
+      id: 'idle-timeout',
+      summary: 'close: no input for 2 seconds (idle timeout)',
+    });
+    expect(await timers(handle)).toEqual([2]);
+
+    await expect(client.send(sessionId, { text: 'Continue' })).rejects.toBeInstanceOf(SessionClosedError);
+    await expect(client.submit(sessionId, { text: 'Continue' })).rejects.toBeInstanceOf(SessionClosedError);
+    expect((await handle.describe()).runId).toBe(runId);
+  });
+
+  it('arms a one-day idle timer in sub-sessions by default and none in top-level Sessions', async () => {
+    const parent = await startSession(f.worker);
+    await send(parent, GUIDE);
+    await idleAt(parent, 1);
+    await send(parent, WEATHER);
+    const [, routed] = await idleAt(parent, 2);
+    const child = f.worker.client.workflow.getHandle(`session:${routed!.route!.to!}`);
+    await idleAt(child, 1);
+    expect((await child.query(snapshotQuery)).status).toBe('active');
+    expect(await timers(child)).toContain(86_400);
+    expect(await timers(parent)).toEqual([]);
   });
 });

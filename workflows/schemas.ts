@@ -150,6 +150,19 @@ export const Settings = z
     agentTaskQueue: z.string().trim().min(1).max(200).optional(),
     /** Per-attempt budget of one tool call run by the worker (MCP or built-in). */
     toolTimeoutMs: z.number().int().min(100).max(3_600_000).default(120_000),
+    /**
+     * Close the Session after this long without input (nothing queued, no agent turn waiting).
+     * 0 = never. Unset = the profile's default: never for top-level Sessions, 24 h for `sub-session`.
+     * Sub-sessions inherit their parent's settings, so an explicit value applies to them too.
+     */
+    idleTimeoutMs: z
+      .number()
+      .int()
+      .refine(
+        (ms) => ms === 0 || (ms >= 1_000 && ms <= 365 * 24 * 3_600_000),
+        'idleTimeoutMs must be 0 or 1000 ms to 365 days',
+      )
+      .optional(),
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;

@@ -33,6 +33,7 @@ import { CONTROL_KINDS, type ControlKind } from './control-signals.js';
 import { applyControl } from './control.js';
 import { workflowIdFor } from './ids.js';
 import { bindNext, initialState, intake, refusal, restoreState } from './intake.js';
+import { canIdleClose, closeIdle, idleTimeoutOf } from './lifecycle.js';
 import { SessionStart } from './schemas.js';
 import type { SessionContext } from './session-context.js';
 import { STAGE, type SessionStage, type SessionState } from './state.js';
@@ -62,6 +63,10 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   // Sessions started before the stage attribute went coarse keep upserting it per input on replay.
   const coarseStage = patched('coarse-stage-attribute');
   const searchAttributes = makeSearchAttributePublisher(state, coarseStage);
+  // Sessions started before the idle timeout existed never arm its timer on replay.
+  const idleMs = patched('idle-timeout') ? idleTimeoutOf(state) : null;
+  // Workflow time of the last accepted input or control signal, or of the last finished input.
+  let lastActivity = Date.now();
   const show = (next?: SessionStage): void => {
     if (next) stage = next;
     setCurrentDetails(renderDetails(state, stage));
@@ -73,7 +78,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   setHandler(
     messageSignal,
     (raw) => {
-      intake(state, raw, 'signal', Date.now());
+      if (intake(state, raw, 'signal', Date.now()).kind === 'accepted') lastActivity = Date.now();
       show();
     },
     { description: DESCRIPTIONS.message },
@@ -82,6 +87,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     submitUpdate,
     (raw) => {
       const result = intake(state, raw, 'update', Date.now());
+      if (result.kind === 'accepted') lastActivity = Date.now();
       show();
       if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, 'InvalidMessage');
       return { seq: result.seq, duplicate: result.kind === 'duplicate' };
@@ -108,6 +114,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
 
   const control = (kind: ControlKind) => (raw: unknown) => {
     const result = applyControl(state, kind, raw, Date.now());
+    if (result.kind === 'applied') lastActivity = Date.now();
     applyToTurn(state, kind, result, Date.now());
     if (result.kind === 'applied' && result.command?.name === 'interrupt' && state.turn) {
       state.turn.interrupted = true;
@@ -158,8 +165,19 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   show();
   searchAttributes(stage);
 
+  const wake = () => hasWork() || finished() || shouldContinueAsNew() || (state.turn !== null && !parked);
   for (;;) {
-    await condition(() => hasWork() || finished() || shouldContinueAsNew() || (state.turn !== null && !parked));
+    if (idleMs === null || !canIdleClose(state)) {
+      await condition(wake);
+    } else if (!(await condition(wake, Math.max(1, lastActivity + idleMs - Date.now())))) {
+      // The timer fired with nothing to do. A control signal may have moved the clock meanwhile;
+      // then this waits again for the rest of the new timeout.
+      if (canIdleClose(state) && Date.now() - lastActivity >= idleMs) {
+        closeIdle(state, Date.now(), idleMs);
+        show();
+      }
+      continue;
+    }
     if (finished()) break;
     if (shouldContinueAsNew()) {
       // Between inputs only, and after every handler has finished, so nothing in flight is lost.
@@ -170,6 +188,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     if (state.turn !== null) {
       // A turn carried over from the previous run (it was waiting when this run began).
       parked = (await runAgentTurn(ctx)) === 'parked';
+      lastActivity = Date.now();
       show(state.status === 'paused' ? STAGE.paused : STAGE.idle);
       continue;
     }
@@ -178,6 +197,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     inputsThisRun++;
     searchAttributes(STAGE.understand);
     parked = (await processInput(ctx, next)) === 'parked';
+    lastActivity = Date.now();
     if (parked) continue;
     show(state.status === 'paused' ? STAGE.paused : STAGE.idle);
     if (state.queue.length === 0 || state.status === 'paused') searchAttributes(stage);

@@ -36,6 +36,8 @@ export const SessionView = z.object({
   pendingOutOfScope: z.number().int(),
   children: SessionState.shape.children,
   recentRejections: SessionState.shape.rejections,
+  /** The last control events: approvals, tool results, notifications, commands and an idle close. */
+  recentControlEvents: SessionState.shape.controlEvents,
   settings: Settings,
   /** The agent turn in progress, if any. */
   turn: z.object({ seq: z.number().int(), steps: z.number().int(), interrupted: z.boolean() }).nullable(),
@@ -87,6 +89,7 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
     pendingOutOfScope: state.outOfScope.filter((r) => r.status === 'pending').length,
     children: state.children,
     recentRejections: state.rejections,
+    recentControlEvents: state.controlEvents.slice(-10),
     settings: state.settings,
     turn: state.turn ? { seq: state.turn.seq, steps: state.turn.steps, interrupted: state.turn.interrupted } : null,
     pendingApprovals: approvableCalls(state.turn).map((c) => ({
@@ -123,6 +126,16 @@ export function renderDetails(state: SessionState, stage: SessionStage): string 
     const degraded = last.degraded ? ` — degraded: ${clip(last.degraded, 200)}` : '';
     const routed = last.route?.to ? ` — routed to ${last.route.to}` : '';
     lines.push('', `**Last decision:** #${last.seq} ${last.decision}${scores}${degraded}${routed}`);
+  }
+  if (state.status === 'closed') {
+    const closedBy = [...state.controlEvents]
+      .reverse()
+      .find((e) => e.kind === 'command' && e.summary.startsWith('close'));
+    if (closedBy)
+      lines.push(
+        '',
+        `**Closed by:** ${clip(closedBy.id === 'idle-timeout' ? closedBy.summary : `command ${closedBy.id}`, 200)}`,
+      );
   }
   const waiting = approvableCalls(state.turn).filter((c) => c.state === 'waiting-approval');
   if (waiting.length > 0) {
