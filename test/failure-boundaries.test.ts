@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { capabilitiesQuery, goalsQuery, snapshotQuery } from '../workflows/api.js';
-import { MODEL, send, startSession, userJson, decided } from './support/harness.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { MemoryStore } from '../capabilities/memory-store.js';
+import { MODEL, decided, scriptedModels, send, startSession, startWorker, userJson } from './support/harness.js';
 import { faults } from './support/model-server.js';
 import { useScriptedWorker } from './support/scripted-roles.js';
 
@@ -80,6 +82,34 @@ describe('relevance failures degrade the input and keep state', () => {
 });
 
 describe('environment preparation failures', () => {
+  it('gives up on a recall slower than its 1 s bound: the input continues with no new candidates', async () => {
+    // A memory store behind a stalled network: every recall answers after 5 s, past the local
+    // activity's 1 s start-to-close bound (two attempts, 2.5 s in all).
+    const memories = MemoryStore.open(':memory:');
+    const stalled = {
+      recall: async (...args: Parameters<MemoryStore['recall']>) => {
+        await delay(5_000);
+        return memories.recall(...args);
+      },
+      text: (id: string) => memories.text(id),
+    };
+    const slow = await startWorker({ models: scriptedModels(f.server), memories: stalled });
+    try {
+      const goal = 'Summarise the on-call handbook for new engineers';
+      f.script.selection.set(goal, { skills: ['web-research'], toolsets: [] });
+      const handle = await startSession(slow, { settings });
+      await send(handle, goal);
+      const record = await decided(handle, 1);
+      expect(record.decision).toBe('initialize');
+      expect(record.fallbacks).toEqual([expect.stringMatching(/^recall: .*; no new candidates$/)]);
+      // The recall answers after 5 s; under the old 10 s bound it would have been waited for.
+      expect((await handle.query(capabilitiesQuery)).skills.map((c) => c.id)).toEqual([]);
+    } finally {
+      await slow.stop();
+      memories.close();
+    }
+  });
+
   it('falls back to the raw task text when extraction fails, and still recalls candidates', async () => {
     const goal = 'Convert the quarterly Markdown report to Word';
     f.script.terms.set(goal, faults.serverError());

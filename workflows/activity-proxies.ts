@@ -74,9 +74,14 @@ export function makeActivities(settings: Settings) {
       retry,
       summary,
     });
-  // Recall is a fast, in-process index look-up: a local activity skips a server round trip.
+  // Recall is an in-process index look-up plus one memory query (`npx tsx bench/recall.ts`: p99
+  // under 10 ms for skills/toolsets and about 30 ms for memories at 10,000 entries, on a loaded
+  // 2-core machine). A local activity skips a server round trip and three history events; bounded
+  // at 1 s per attempt and 2.5 s in all, it can never hold a workflow task near its 10 s timeout.
+  // A slower recall degrades the input (capabilities kept) instead of stalling the Session.
   const recall = proxyLocalActivities<SessionActivities>({
-    startToCloseTimeout: '10s',
+    startToCloseTimeout: '1s',
+    scheduleToCloseTimeout: '2500ms',
     retry: { maximumAttempts: 2, initialInterval: '100ms' },
     summary: STAGE.discover,
   });
