@@ -285,6 +285,8 @@ describe('runTool', () => {
     const outcome = running.catch((e: unknown) => e);
 
     await once(env, 'heartbeat');
+    // Cancel only once the server runs the call: a cancel before the request goes out is never seen there.
+    await expect.poll(() => existsSync(marker) && readFileSync(marker, 'utf8'), { timeout: 30_000 }).toBe('started');
     env.cancel();
 
     expect(await outcome).toBeInstanceOf(CancelledFailure);
@@ -299,7 +301,7 @@ describe('runTool', () => {
     const result = await runTool(toolRequest('sleep', { marker }), env);
 
     expect(result).toMatchObject({ isError: true, output: expect.stringContaining('may or may not have finished') });
-    await expect.poll(() => existsSync(marker), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => existsSync(marker) && readFileSync(marker, 'utf8'), { timeout: 10_000 }).toBe('cancelled');
   });
 
   it('memory_save writes a memory scoped to the Session or the user', async () => {

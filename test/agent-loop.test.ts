@@ -313,11 +313,11 @@ describe('the agent acts inside the aligned environment', () => {
     server.enqueue(MODEL.agent, { toolCalls: [{ id: 'call_sleep', name: 'sleep', arguments: { marker } }] });
     script.relevance.set('sleep for a while', [0.9, 0.9]);
     await send(handle, 'sleep for a while');
-    // Interrupt once the tool call runs on the worker (a started pending activity; history records
-    // the start of a retryable activity only when it ends).
+    // Interrupt once the MCP server runs the call (its marker says `started`): interrupted earlier,
+    // the request may never reach the server, which then has nothing to abort.
     await waitFor(
-      async () => (await handle.describe()).raw.pendingActivities ?? [],
-      (pending) => pending.some((a) => a.activityType?.name === 'runTool' && Number(a.state) === 2),
+      () => Promise.resolve(existsSync(marker) && readFileSync(marker, 'utf8')),
+      (content) => content === 'started',
     );
     await handle.signal(commandSignal, { commandId: uniqueId('c'), name: 'interrupt' });
     const cut = await handle.executeUpdate(resultUpdate, { args: [{ seq: 3 }] });
@@ -327,8 +327,8 @@ describe('the agent acts inside the aligned environment', () => {
     ]);
     // The activity's cancellation reached the MCP server, which aborted the call.
     await waitFor(
-      () => Promise.resolve(existsSync(marker)),
-      (exists) => exists,
+      () => Promise.resolve(existsSync(marker) && readFileSync(marker, 'utf8')),
+      (content) => content === 'cancelled',
     );
 
     server.enqueue(MODEL.agent, { content: 'Back to work.' });

@@ -4,8 +4,8 @@
  * Run as a program it serves stdio (`node --import tsx test/support/mcp-fixture-server.ts`):
  * - by default two tools, `echo` and `add`;
  * - `MCP_FIXTURE_CONTROL=<file>`: the tools come from that JSON file (`{ "tools": [{ name, description }],
- *   "exit"?: true }`), which is watched. Besides `echo` and `add`, tools named `sleep` (answers only
- *   when cancelled, writing `cancelled` to the file its `marker` argument names), `repeat` (`text`
+ *   "exit"?: true }`), which is watched. Besides `echo` and `add`, tools named `sleep` (writes `started`
+ *   to the file its `marker` argument names, answers only when cancelled, then writes `cancelled`), `repeat` (`text`
  *   repeated `times` times) and `fail` (an `isError` result) can be listed there. A change to the
  *   file re-registers the tools (the SDK then sends `tools/list_changed`), and `"exit": true` makes
  *   the server exit as if it crashed;
@@ -40,6 +40,9 @@ function register(server: McpServer, tool: FixtureTool): RegisteredTool {
       { description: tool.description, inputSchema: { marker: z.string() } },
       ({ marker }, extra) =>
         new Promise((resolve) => {
+          // `started` tells a test the request reached the server, so a cancel it sends next can only
+          // abort a running call (cancelled before it is sent, the request never arrives at all).
+          writeFileSync(marker, 'started');
           extra.signal.addEventListener('abort', () => {
             writeFileSync(marker, 'cancelled');
             resolve({ content: [{ type: 'text', text: 'cancelled' }] });
