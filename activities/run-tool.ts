@@ -75,6 +75,7 @@ async function callMcp(deps: ActivityDeps, request: RunToolRequest, toolset: str
       maxTimeoutMs: attemptBudgetMs(),
       onProgress: () => ctx.heartbeat(),
       callId: request.callId,
+      ...(request.seq !== undefined ? { idempotencyKey: `${request.sessionId}:${request.seq}:${request.callId}` } : {}),
     });
     return { output: clipToolOutput(toolResultText(result)), isError: result.isError === true };
   } catch (err) {

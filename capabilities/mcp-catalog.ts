@@ -16,6 +16,12 @@ import { loadMcpConfigFile, type McpServerDefinition } from './mcp-config.js';
 export const DEFAULT_MCP_TIMEOUT_MS = 10_000;
 /** The `_meta` key under which a tool call carries the Session's call id. */
 export const MCP_CALL_ID_META = 'session-harness/callId';
+/**
+ * The `_meta` key of a call's idempotency key, `<sessionId>:<seq>:<callId>`: the same for every
+ * attempt of one call (a retry after a lost worker sends it again), different for every other call
+ * (models reuse call ids such as `call_1` across turns, so the call id alone is not).
+ */
+export const MCP_IDEMPOTENCY_KEY_META = 'session-harness/idempotencyKey';
 /** Bound on one tool call when the server entry sets neither `toolTimeoutMs` nor `timeoutMs`. */
 export const DEFAULT_MCP_TOOL_TIMEOUT_MS = 60_000;
 
@@ -181,7 +187,13 @@ export class McpCatalog {
     toolsetId: string,
     tool: string,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; maxTimeoutMs?: number; onProgress?: () => void; callId?: string } = {},
+    options: {
+      signal?: AbortSignal;
+      maxTimeoutMs?: number;
+      onProgress?: () => void;
+      callId?: string;
+      idempotencyKey?: string;
+    } = {},
   ): Promise<CallToolResult> {
     const slot = this.slots.find((s) => s.definition.id === toolsetId);
     if (!slot) throw new McpToolsetUnknown(`no MCP server is configured for toolset "${toolsetId}"`);
@@ -196,9 +208,13 @@ export class McpCatalog {
     // Not the catalog-wide start-up bound: listing tools is quick, a tool's work often is not.
     const configured = config.toolTimeoutMs ?? config.timeoutMs ?? DEFAULT_MCP_TOOL_TIMEOUT_MS;
     const timeout = Math.min(configured, options.maxTimeoutMs ?? configured);
-    // The call id travels in `_meta`, so a server whose side effects must happen once can recognise
-    // a call that a retried activity sends again.
-    const meta = options.callId ? { _meta: { [MCP_CALL_ID_META]: options.callId } } : {};
+    // The call id and idempotency key travel in `_meta`, so a server whose side effects must happen
+    // once can recognise a call that a retried activity sends again.
+    const ids = {
+      ...(options.callId ? { [MCP_CALL_ID_META]: options.callId } : {}),
+      ...(options.idempotencyKey ? { [MCP_IDEMPOTENCY_KEY_META]: options.idempotencyKey } : {}),
+    };
+    const meta = Object.keys(ids).length > 0 ? { _meta: ids } : {};
     const result = await live.client.callTool({ name: tool, arguments: args, ...meta }, undefined, {
       timeout,
       ...(options.signal ? { signal: options.signal } : {}),

@@ -141,6 +141,8 @@ export interface RunToolRequest {
   /** User-scoped memories belong to whoever sent the input (memory_save with scope `user`). */
   userId?: string;
   callId: string;
+  /** The input whose turn made the call; with sessionId and callId it names the call for good. */
+  seq?: number;
   tool: string;
   toolset: string | null;
   /** Validated JSON text of the arguments. */

@@ -140,6 +140,7 @@ async function runCall(
         sessionId: state.sessionId,
         ...(turn.from?.kind === 'user' && turn.from.id ? { userId: turn.from.id } : {}),
         callId: call.callId,
+        seq: turn.seq,
         tool: call.tool,
         toolset: call.toolset,
         arguments: call.arguments,
