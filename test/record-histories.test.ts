@@ -277,6 +277,21 @@ describe.runIf(enabled)('record replay histories', () => {
     expect(await record('idle-timeout', handle)).toHaveLength(1);
   });
 
+  it('lookahead: a backlog judged ahead, with judgments a new phase made stale dropped and re-made', async () => {
+    forget('lookahead');
+    const GOAL = 'Write the onboarding guide for topic A';
+    script.selection.set(GOAL, { skills: [], toolsets: [] });
+    const SWITCH = 'Now write the release checklist instead';
+    script.selection.set(SWITCH, { skills: [], toolsets: [] });
+    const steps = ['Add the setup section', 'Add the FAQ', SWITCH, 'Add the rollback step', 'Add the sign-off'];
+    for (const text of steps) script.relevance.set(text, text === SWITCH ? [0.1, 0.9] : [0.9, 0.9]);
+    const handle = await startSession(w);
+    await send(handle, GOAL);
+    for (const text of steps) await send(handle, text);
+    await idle(handle, (s) => s.lastDecision?.seq === steps.length + 1);
+    expect(await record('lookahead', handle)).toHaveLength(1);
+  });
+
   it('the article Session: every task-control decision and failure boundary, over a continue-as-new', async () => {
     forget('article-session');
     const GUIDE = 'Research ComfyUI and deliver a Markdown guide';

@@ -244,7 +244,9 @@ describe('back-to-back inputs', () => {
       .requests(MODEL.relevance)
       .map((r) => userJson<{ message: string; phaseGoal: string; sessionGoal: string }>(r));
     expect(judged.find((r) => r.message === next)).toMatchObject({ phaseGoal: goal, sessionGoal: goal });
-    expect(judged.find((r) => r.message === third)).toMatchObject({ phaseGoal: next, sessionGoal: goal });
+    // With a backlog, `third` may also have been judged ahead against the first goals; the new phase
+    // made that judgment stale, so the one the decision used is the last, against the new phase.
+    expect(judged.filter((r) => r.message === third).at(-1)).toMatchObject({ phaseGoal: next, sessionGoal: goal });
   });
 });
 

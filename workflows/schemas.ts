@@ -151,6 +151,11 @@ export const Settings = z
     /** Per-attempt budget of one tool call run by the worker (MCP or built-in). */
     toolTimeoutMs: z.number().int().min(100).max(3_600_000).default(120_000),
     /**
+     * Queued inputs judged ahead (relevance only) while an earlier input's preparation and agent turn
+     * run, against the goals its decision left. A goal change drops them; 0 = one input at a time.
+     */
+    relevanceLookahead: z.number().int().min(0).max(16).default(4),
+    /**
      * Close the Session after this long without input (nothing queued, no agent turn waiting).
      * 0 = never. Unset = the profile's default: never for top-level Sessions, 24 h for `sub-session`.
      * Sub-sessions inherit their parent's settings, so an explicit value applies to them too.

@@ -1,5 +1,6 @@
 /** What the stages of an input need from the running Session. */
 import type { SessionActivityProxies } from './activity-proxies.js';
+import type { Lookahead } from './lookahead.js';
 import type { SessionStage, SessionState } from './state.js';
 
 export interface SessionContext {
@@ -13,4 +14,6 @@ export interface SessionContext {
   readonly shouldContinueAsNew: () => boolean;
   /** Runs an activity call that the `interrupt` command can cancel. */
   readonly cancellable: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Relevance judged ahead for queued inputs; null in Sessions started before it existed. */
+  readonly lookahead: Lookahead | null;
 }

@@ -34,6 +34,7 @@ import { applyControl } from './control.js';
 import { workflowIdFor } from './ids.js';
 import { bindNext, initialState, intake, refusal, restoreState } from './intake.js';
 import { canIdleClose, closeIdle, idleTimeoutOf } from './lifecycle.js';
+import { makeLookahead } from './lookahead.js';
 import { SessionStart } from './schemas.js';
 import type { SessionContext } from './session-context.js';
 import { STAGE, type SessionStage, type SessionState } from './state.js';
@@ -149,9 +150,12 @@ export async function session(input: SessionInput): Promise<SessionResult> {
 
   const shouldContinueAsNew = () =>
     workflowInfo().continueAsNewSuggested || inputsThisRun >= state.settings.continueAsNewAfter;
+  const activities = makeActivities(state.settings);
   const ctx: SessionContext = {
     state,
-    activities: makeActivities(state.settings),
+    activities,
+    // Sessions started before judging ahead existed replay one input at a time.
+    lookahead: patched('relevance-lookahead') ? makeLookahead(state, activities.relevance) : null,
     taskQueue: workflowInfo().taskQueue,
     show,
     shouldContinueAsNew,

@@ -57,6 +57,8 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
   }
   input.phaseIndex = state.phases.at(-1)?.index ?? 0;
   ctx.show();
+  // The goals are settled for this input: judge the next queued inputs against them meanwhile.
+  ctx.lookahead?.fill();
 
   if (preparesEnvironment(outcome.decision)) {
     await prepareEnvironment(ctx, input, record, outcome.decision === 'initialize' ? 'init' : 'reconcile');
@@ -148,12 +150,18 @@ async function understand(
     await runStage(record, STAGE.understand, ctx.show, () => Promise.resolve('first task input: goals come from it'));
     return decide({ firstTask: true, thresholds });
   }
-  const result = await runStage(record, STAGE.understand, ctx.show, () =>
-    activities.relevance({
-      message: { text: input.text, resources: input.resources },
-      phaseGoal: phaseGoal.text,
-      sessionGoal: sessionGoal.text,
-    }),
+  const ahead = ctx.lookahead?.take(input.seq, phaseGoal.text, sessionGoal.text);
+  const result = await runStage(
+    record,
+    STAGE.understand,
+    ctx.show,
+    () =>
+      ahead ??
+      activities.relevance({
+        message: { text: input.text, resources: input.resources },
+        phaseGoal: phaseGoal.text,
+        sessionGoal: sessionGoal.text,
+      }),
   );
   if (!result.ok) return decide({ firstTask: false, relevance: { ok: false, reason: result.reason }, thresholds });
   const { phaseRelevance, sessionRelevance } = result.value;

@@ -1,0 +1,80 @@
+/**
+ * Relevance judged ahead: while one input's environment preparation and agent turn run, the next
+ * queued inputs are judged against the goals that input's decision left in place. Relevance is
+ * stateless (the message and the two goal texts are its whole input), so a judgment made ahead
+ * against the same goals is the judgment the Session would make when it gets there. When the goals
+ * have changed by then (a new phase, a `set-goals` command), the early judgment is dropped and the
+ * input is judged again: decisions are identical to processing one input at a time.
+ *
+ * Judgments live in workflow memory only. Continue-as-new drops them (the next run judges afresh),
+ * and nothing here is carried, so state size does not change.
+ */
+import type { SessionActivityProxies } from './activity-proxies.js';
+import type { PendingInput, SessionState } from './state.js';
+
+type Relevance = SessionActivityProxies['relevance'];
+type RelevanceOutput = Awaited<ReturnType<Relevance>>;
+
+interface Judgment {
+  /** The goal texts it was judged against. */
+  goals: string;
+  result: Promise<RelevanceOutput>;
+}
+
+export interface Lookahead {
+  /** Starts judgments for the first `relevanceLookahead` queued inputs that lack one for today's goals. */
+  fill(): void;
+  /**
+   * The judgment started ahead for `seq` against exactly these goals, if any. Forgets `seq` either
+   * way: a judgment against other goals is dropped, and the caller judges the input afresh.
+   */
+  take(seq: number, phaseGoal: string, sessionGoal: string): Promise<RelevanceOutput> | undefined;
+  /** How many judgments were dropped because the goals had changed (for tests and details). */
+  readonly dropped: number;
+}
+
+const goalsKey = (phaseGoal: string, sessionGoal: string) => JSON.stringify([phaseGoal, sessionGoal]);
+
+export function makeLookahead(state: SessionState, relevance: Relevance): Lookahead {
+  const judgments = new Map<number, Judgment>();
+  let dropped = 0;
+  const judge = (input: PendingInput, phaseGoal: string, sessionGoal: string): Judgment => {
+    const result = relevance({
+      message: { text: input.text, resources: input.resources },
+      phaseGoal,
+      sessionGoal,
+    });
+    // Awaited later (or never, if dropped): a failure must not count as an unhandled rejection,
+    // which would fail the workflow task. The awaiting stage still sees the failure.
+    result.catch(() => undefined);
+    return { goals: goalsKey(phaseGoal, sessionGoal), result };
+  };
+  return {
+    fill() {
+      const width = state.settings.relevanceLookahead;
+      const { session, phase } = state.goals;
+      // The first input sets the goals and is never judged; nothing can be judged without goals.
+      if (width === 0 || !session || !phase || state.counts.bound === 0) return;
+      const key = goalsKey(phase.text, session.text);
+      for (const input of state.queue.slice(0, width)) {
+        const current = judgments.get(input.seq);
+        if (current?.goals === key) continue;
+        if (current) dropped++;
+        judgments.set(input.seq, judge(input, phase.text, session.text));
+      }
+    },
+    take(seq, phaseGoal, sessionGoal) {
+      const judgment = judgments.get(seq);
+      judgments.delete(seq);
+      if (!judgment) return undefined;
+      if (judgment.goals !== goalsKey(phaseGoal, sessionGoal)) {
+        dropped++;
+        return undefined;
+      }
+      return judgment.result;
+    },
+    get dropped() {
+      return dropped;
+    },
+  };
+}
