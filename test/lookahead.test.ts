@@ -5,9 +5,9 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { decisionsQuery, goalsQuery, messageSignal, snapshotQuery } from '../workflows/api.js';
+import { commandSignal, decisionsQuery, goalsQuery, messageSignal, snapshotQuery } from '../workflows/api.js';
 import type { DecisionRecord } from '../workflows/state.js';
-import { MODEL, message, startSession, userJson, waitFor } from './support/harness.js';
+import { MODEL, decided, message, startSession, uniqueId, userJson, waitFor } from './support/harness.js';
 import { useScriptedWorker } from './support/scripted-roles.js';
 
 const f = useScriptedWorker();
@@ -106,5 +106,28 @@ describe('relevance judged ahead', () => {
     const aheadCalls = await relevanceCalls(ahead.handle);
     expect(aheadCalls).toBeGreaterThan(inputsJudged);
     expect(aheadCalls).toBeLessThanOrEqual(inputsJudged + 2 * 4);
+  });
+
+  it('does not let a judgment made ahead that failed decide: the input is judged again at its turn', async () => {
+    const goal = 'topic D: write the migration plan';
+    const flaky = 'topic D: add the rollback section';
+    f.script.selection.set(goal, { skills: [], toolsets: [] });
+    let flakyCalls = 0;
+    f.server.on(MODEL.relevance, (req) => {
+      const { message: text, phaseGoal } = userJson<{ message: string; phaseGoal: string }>(req);
+      // The first judgment of `flaky` fails (the one made ahead); later ones answer.
+      if (text === flaky && ++flakyCalls === 1) return { status: 500, body: { error: { message: 'overloaded' } } };
+      const [phaseRelevance, sessionRelevance] = relevance(text, phaseGoal);
+      return { json: { phaseRelevance, sessionRelevance } };
+    });
+    // Paused while the inputs arrive, so the backlog is there before the first input is decided.
+    const handle = await startSession(f.worker, { settings: { modelAttempts: 1 } });
+    await handle.signal(commandSignal, { commandId: uniqueId('c'), name: 'pause' });
+    for (const text of [goal, 'topic D: list the tables', flaky]) await handle.signal(messageSignal, message(text));
+    await handle.signal(commandSignal, { commandId: uniqueId('c'), name: 'resume' });
+
+    const record = await decided(handle, 3);
+    expect(record).toMatchObject({ decision: 'continue', degraded: null, scores: { phase: 0.9, session: 0.9 } });
+    expect(flakyCalls).toBe(2);
   });
 });

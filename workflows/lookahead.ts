@@ -4,7 +4,9 @@
  * stateless (the message and the two goal texts are its whole input), so a judgment made ahead
  * against the same goals is the judgment the Session would make when it gets there. When the goals
  * have changed by then (a new phase, a `set-goals` command), the early judgment is dropped and the
- * input is judged again: decisions are identical to processing one input at a time.
+ * input is judged again: decisions are identical to processing one input at a time. A judgment made
+ * ahead that failed (a timeout while it ran beside other work, say) is not used either: the input is
+ * judged again at its turn, so only a failure at that point degrades it.
  *
  * Judgments live in workflow memory only. Continue-as-new drops them (the next run judges afresh),
  * and nothing here is carried, so state size does not change.

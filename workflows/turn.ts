@@ -150,19 +150,16 @@ async function understand(
     await runStage(record, STAGE.understand, ctx.show, () => Promise.resolve('first task input: goals come from it'));
     return decide({ firstTask: true, thresholds });
   }
+  const judge = () =>
+    activities.relevance({
+      message: { text: input.text, resources: input.resources },
+      phaseGoal: phaseGoal.text,
+      sessionGoal: sessionGoal.text,
+    });
+  // A judgment made ahead that failed is not the input's verdict: it ran beside other work, and one
+  // at a time the input would be judged now. It is judged again, and only that failure degrades it.
   const ahead = ctx.lookahead?.take(input.seq, phaseGoal.text, sessionGoal.text);
-  const result = await runStage(
-    record,
-    STAGE.understand,
-    ctx.show,
-    () =>
-      ahead ??
-      activities.relevance({
-        message: { text: input.text, resources: input.resources },
-        phaseGoal: phaseGoal.text,
-        sessionGoal: sessionGoal.text,
-      }),
-  );
+  const result = await runStage(record, STAGE.understand, ctx.show, () => (ahead ? ahead.catch(judge) : judge()));
   if (!result.ok) return decide({ firstTask: false, relevance: { ok: false, reason: result.reason }, thresholds });
   const { phaseRelevance, sessionRelevance } = result.value;
   if (Number.isFinite(phaseRelevance) && Number.isFinite(sessionRelevance)) {
