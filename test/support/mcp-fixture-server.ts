@@ -6,14 +6,19 @@
  * - `MCP_FIXTURE_CONTROL=<file>`: the tools come from that JSON file (`{ "tools": [{ name, description }],
  *   "exit"?: true }`), which is watched. Besides `echo` and `add`, tools named `sleep` (writes `started`
  *   to the file its `marker` argument names, answers only when cancelled, then writes `cancelled`), `repeat` (`text`
- *   repeated `times` times) and `fail` (an `isError` result) can be listed there. A change to the
- *   file re-registers the tools (the SDK then sends `tools/list_changed`), and `"exit": true` makes
- *   the server exit as if it crashed;
+ *   repeated `times` times), `fail` (an `isError` result) and `journal` (below) can be listed there.
+ *   A change to the file re-registers the tools (the SDK then sends `tools/list_changed`), and
+ *   `"exit": true` makes the server exit as if it crashed;
+ * - `MCP_FIXTURE_JOURNAL=<file>`: a side effect that must happen once, kept the way a real server
+ *   would, by the call's idempotency key (`_meta["session-harness/idempotencyKey"]`). `journal`
+ *   answers a key that has a `done` line from that record and does nothing; otherwise it appends
+ *   `start\t<key>\t<ms>`, works for JOURNAL_WORK_MS (so a kill can land inside), appends
+ *   `done\t<key>\t<result>` and answers. `add` appends `ran\tadd\t<key>` each time it runs;
  * - `MCP_FIXTURE_MODE=crash`: writes to stderr and exits at once; `hang`: never answers.
  *
  * Imported, `startHttpFixture` serves the same tools over streamable HTTP on 127.0.0.1.
  */
-import { readFileSync, watchFile, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, watchFile, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +26,7 @@ import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
+import { MCP_IDEMPOTENCY_KEY_META } from '../../capabilities/mcp-catalog.js';
 
 export interface FixtureTool {
   name: string;
@@ -32,7 +38,55 @@ export const DEFAULT_FIXTURE_TOOLS: FixtureTool[] = [
   { name: 'add', description: 'Add two numbers and return the sum.' },
 ];
 
+/** How long `journal` works on a new key before it writes `done`. */
+export const JOURNAL_WORK_MS = 2_000;
+
+/** One line of the journal file: `start` (with the time it was written), `done` (with the result) or `ran`. */
+export type JournalLine =
+  | { kind: 'start'; key: string; at: number }
+  | { kind: 'done'; key: string; result: string }
+  | { kind: 'ran'; tool: string; key: string };
+
+/** The journal's lines in the order they were appended (none when the file does not exist yet). */
+export function readJournal(file: string): JournalLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line): JournalLine => {
+      const [kind, a = '', b = ''] = line.split('\t');
+      if (kind === 'start') return { kind, key: a, at: Number(b) };
+      if (kind === 'done') return { kind, key: a, result: b };
+      return { kind: 'ran', tool: a, key: b };
+    });
+}
+
+const text = (value: string, isError = false) => ({ content: [{ type: 'text' as const, text: value }], isError });
+
+function idempotencyKey(meta: Record<string, unknown> | undefined): string | undefined {
+  const key = meta?.[MCP_IDEMPOTENCY_KEY_META];
+  return typeof key === 'string' ? key : undefined;
+}
+
 function register(server: McpServer, tool: FixtureTool): RegisteredTool {
+  const journal = process.env.MCP_FIXTURE_JOURNAL;
+  if (tool.name === 'journal') {
+    return server.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: { note: z.string() } },
+      async ({ note }, extra) => {
+        const key = idempotencyKey(extra._meta);
+        if (!journal || !key) return text(`journal: needs MCP_FIXTURE_JOURNAL and an idempotency key`, true);
+        const done = readJournal(journal).find((l) => l.kind === 'done' && l.key === key);
+        if (done?.kind === 'done') return text(done.result);
+        appendFileSync(journal, `start\t${key}\t${Date.now()}\n`);
+        await new Promise((resolve) => setTimeout(resolve, JOURNAL_WORK_MS));
+        const result = `journaled ${note}`;
+        appendFileSync(journal, `done\t${key}\t${result}\n`);
+        return text(result);
+      },
+    );
+  }
   if (tool.name === 'sleep') {
     // Never answers on its own: it ends when the client cancels, and leaves a file saying so.
     return server.registerTool(
@@ -68,7 +122,10 @@ function register(server: McpServer, tool: FixtureTool): RegisteredTool {
     return server.registerTool(
       tool.name,
       { description: tool.description, inputSchema: { a: z.number(), b: z.number() } },
-      ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }),
+      ({ a, b }, extra) => {
+        if (journal) appendFileSync(journal, `ran\tadd\t${idempotencyKey(extra._meta) ?? ''}\n`);
+        return { content: [{ type: 'text', text: String(a + b) }] };
+      },
     );
   }
   return server.registerTool(
