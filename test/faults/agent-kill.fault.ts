@@ -23,8 +23,16 @@ import { JOURNAL_WORK_MS, readJournal } from '../support/mcp-fixture-server.js';
 import type { RecordedRequest, Reply } from '../support/model-server.js';
 import { until } from './audit.js';
 import { scriptFaultRoles } from './roles.js';
-import { writeRow } from './rows.js';
-import { auditSessions, sendInputs, settled, startSessions, useKillableWorker, type FaultSession } from './sessions.js';
+import {
+  auditSessions,
+  expectAuditClean,
+  sendInputs,
+  settled,
+  startSessions,
+  useKillableWorker,
+  writeAuditRow,
+  type FaultSession,
+} from './sessions.js';
 
 const SESSIONS = 12;
 /** What each input's turn does, in order; the first sets the phase, whose orchestration loads the fixture. */
@@ -161,7 +169,7 @@ it('runs every tool call to one effect and every approved call once when the wor
   await Promise.all(sessions.map((s) => s.handle.signal(approvalSignal, { approvalId: CALL_ID, approved: true })));
 
   await settled(sessions, INPUTS);
-  const { lost, duplicated, problems, ours, server, records } = await auditSessions(stack.client, sessions);
+  const audit = await auditSessions(stack.client, sessions);
 
   // Each turn's tool calls against the journal: one `done` per journal key, one `ran` per approved add.
   const { keys, ranAdd } = journalState();
@@ -169,7 +177,7 @@ it('runs every tool call to one effect and every approved call once when the wor
   const notReplied: string[] = [];
   const notOk: string[] = [];
   for (const [i, session] of sessions.entries()) {
-    for (const record of records[i]!) {
+    for (const record of audit.records[i]!) {
       if (record.agent?.outcome !== 'replied') notReplied.push(`${session.sessionId}:${record.seq}`);
       for (const call of record.agent?.toolCalls ?? []) {
         const key = `${session.sessionId}:${record.seq}:${call.callId}`;
@@ -190,17 +198,14 @@ it('runs every tool call to one effect and every approved call once when the wor
   );
   const restarted = [...keys].filter(([, k]) => k.starts.length > 1).map(([key]) => key);
 
-  writeRow({
+  writeAuditRow(audit, {
     scenario: '7 worker kill -9 in tool calls + approval wait',
     sessions: SESSIONS,
     inputs: SESSIONS * INPUTS,
-    lost,
-    duplicated,
-    failedTasks: ours.length,
-    serverFailedTasks: server,
-    timeMs: Date.now() - started,
+    started,
+    kills,
+    missed,
     notes:
-      `kills ${kills.length} (${kills.join(', ')})${missed.length ? `; missed ${missed.join(', ')}` : ''}; ` +
       `journal calls ${expected.journal.size}, done once ${expected.journal.size - journalNotOnce.length}, ` +
       `started twice ${restarted.length} (${restarted.join(', ')}); approved adds ${expected.add.size}, ran once ` +
       `${expected.add.size - addNotOnce.length}; turns not replied ${notReplied.length}, tool calls not ok ${notOk.length}`,
@@ -208,9 +213,7 @@ it('runs every tool call to one effect and every approved call once when the wor
 
   expect(missed).toEqual([]);
   expect(kills).toHaveLength(TOOL_KILLS + 1);
-  expect(problems).toEqual([]);
-  expect({ lost, duplicated }).toEqual({ lost: 0, duplicated: 0 });
-  expect(ours).toEqual([]);
+  expectAuditClean(audit);
   expect(notReplied).toEqual([]);
   expect(notOk).toEqual([]);
   expect({ journal: expected.journal.size, add: expected.add.size }).toEqual({

@@ -4,7 +4,7 @@
  * one's inputs once they have all settled.
  */
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { decisionsQuery, messageSignal, snapshotQuery } from '../../workflows/api.js';
 import type { DecisionRecord } from '../../workflows/state.js';
 import type { SessionView } from '../../workflows/view.js';
@@ -12,6 +12,7 @@ import { message, uniqueId } from '../support/harness.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { spawnWorker, type WorkerProcess } from '../support/spawn-worker.js';
 import { DecisionLog, auditInputs, runHistories, until, workflowTaskFailures } from './audit.js';
+import { writeRow } from './rows.js';
 
 export interface FaultSession {
   sessionId: string;
@@ -141,4 +142,38 @@ export async function auditSessions(client: Client, sessions: FaultSession[]): P
     result.server += failures.server;
   }
   return result;
+}
+
+/** Writes the scenario's row from its audit; `notes` after the kills made and missed. */
+export function writeAuditRow(
+  audit: SessionsAudit,
+  row: {
+    scenario: string;
+    sessions: number;
+    inputs: number;
+    started: number;
+    kills: string[];
+    missed: string[];
+    notes: string;
+  },
+): void {
+  const { kills, missed } = row;
+  writeRow({
+    scenario: row.scenario,
+    sessions: row.sessions,
+    inputs: row.inputs,
+    lost: audit.lost,
+    duplicated: audit.duplicated,
+    failedTasks: audit.ours.length,
+    serverFailedTasks: audit.server,
+    timeMs: Date.now() - row.started,
+    notes: `kills ${kills.length} (${kills.join(', ')})${missed.length ? `; missed ${missed.join(', ')}` : ''}; ${row.notes}`,
+  });
+}
+
+/** What every scenario asserts: nothing lost or duplicated, gap-free and in order, no failed task of ours. */
+export function expectAuditClean(audit: SessionsAudit): void {
+  expect(audit.problems).toEqual([]);
+  expect({ lost: audit.lost, duplicated: audit.duplicated }).toEqual({ lost: 0, duplicated: 0 });
+  expect(audit.ours).toEqual([]);
 }
