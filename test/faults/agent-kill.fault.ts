@@ -3,9 +3,12 @@
  * 12 Sessions × 9 inputs side by side; some inputs' turns call the fixture's `journal` tool (a side
  * effect that must happen once, kept by the call's idempotency key), one calls `add` (needs approval),
  * the rest are plain replies. The scripted model reuses the call id `call_1` in every turn, as real
- * models do. The worker is killed twice while several `journal` calls run (a lost call is retried on
- * the next worker after the 30 s heartbeat timeout, so it starts twice), then once while all Sessions
- * wait for approval; the approvals go to the new worker.
+ * models do. Half the Sessions load the fixture as a stdio server of the worker, which dies with it
+ * (a call caught by a kill is started again by the retry), half as a streamable-HTTP server in this
+ * process, which finishes the call after the worker is gone (the retry must be answered from the
+ * record). The worker is killed twice while journal calls of both kinds run (a lost call is retried on
+ * the next worker after the 30 s heartbeat timeout), then once while all Sessions wait for approval;
+ * the approvals go to the new worker.
  *
  * Besides the suite's counts: every journal key is `done` exactly once (at-least-once attempts,
  * effectively-once effect), every approved `add` ran exactly once, and every turn ended `replied` with
@@ -19,7 +22,7 @@ import { afterAll, expect, it } from 'vitest';
 import { approvalSignal, snapshotQuery } from '../../workflows/api.js';
 import { MODEL, uniqueId, userJson } from '../support/harness.js';
 import { fixtureMcpEntry } from '../support/mcp-fixture.js';
-import { JOURNAL_WORK_MS, readJournal } from '../support/mcp-fixture-server.js';
+import { JOURNAL_WORK_MS, readJournal, startHttpFixture, type HttpFixture } from '../support/mcp-fixture-server.js';
 import type { RecordedRequest, Reply } from '../support/model-server.js';
 import { until } from './audit.js';
 import { scriptFaultRoles } from './roles.js';
@@ -38,10 +41,13 @@ const SESSIONS = 12;
 /** What each input's turn does, in order; the first sets the phase, whose orchestration loads the fixture. */
 const PLAN = ['reply', 'journal', 'reply', 'journal', 'journal', 'reply', 'journal', 'add', 'reply'] as const;
 const INPUTS = PLAN.length;
-const TOOLSET = 'mcp-fixture';
+/** Where a Session's fixture runs: `local` as the worker's stdio child, `remote` over HTTP in this process. */
+type Kind = 'local' | 'remote';
+const TOOLSETS: Record<Kind, string> = { local: 'mcp-fixture', remote: 'mcp-remote' };
+const kindOf = (s: number): Kind => (s % 2 === 0 ? 'local' : 'remote');
 /** Every turn's call id, as models reuse theirs; only the idempotency key tells the calls apart. */
 const CALL_ID = 'call_1';
-/** A tool-call kill waits for this many `journal` calls in flight. */
+/** A tool-call kill waits for this many `journal` calls in flight, of both kinds. */
 const IN_FLIGHT = 3;
 const TOOL_KILLS = 2;
 /** Small model timeouts so a model step a kill orphans is retried within seconds; tool calls keep theirs. */
@@ -50,11 +56,15 @@ const settings = { modelTimeoutMs: 3_000, agentTimeoutMs: 5_000, modelAttempts: 
 const stack = useKillableWorker();
 const dir = mkdtempSync(join(tmpdir(), 'harness-faults-agent-'));
 const journal = join(dir, 'journal.log');
+let remote: HttpFixture | undefined;
 
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(async () => {
+  await remote?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 function inputText(s: number, k: number): string {
-  if (k === 0) return `s${s} set up the fixture tools for notes and sums`;
+  if (k === 0) return `s${s} set up the ${kindOf(s)} fixture tools for notes and sums`;
   if (PLAN[k] === 'journal') return `s${s} step ${k}: journal note n${s}-${k}`;
   if (PLAN[k] === 'add') return `s${s} step ${k}: add ${s} and ${k}`;
   return `s${s} step ${k}: carry on`;
@@ -72,18 +82,19 @@ function agent(req: RecordedRequest): Reply {
   return { content: `Noted: ${input}` };
 }
 
-/** Each journal key's `start` times and `done` results, and each `ran add` key's count. */
+/** Each journal key's `start` times, `done` results and `replay` count, and each `ran add` key's count. */
 function journalState() {
-  const keys = new Map<string, { starts: number[]; done: string[] }>();
+  const keys = new Map<string, { starts: number[]; done: string[]; replays: number }>();
   const ranAdd = new Map<string, number>();
   for (const line of readJournal(journal)) {
     if (line.kind === 'ran') {
       ranAdd.set(line.key, (ranAdd.get(line.key) ?? 0) + 1);
       continue;
     }
-    const key = keys.get(line.key) ?? { starts: [], done: [] };
+    const key = keys.get(line.key) ?? { starts: [], done: [], replays: 0 };
     if (line.kind === 'start') key.starts.push(line.at);
-    else key.done.push(line.result);
+    else if (line.kind === 'done') key.done.push(line.result);
+    else key.replays++;
     keys.set(line.key, key);
   }
   return { keys, ranAdd };
@@ -108,31 +119,52 @@ function freshInFlight(): string[] {
     .map(([key]) => key);
 }
 
-/** The journal calls a kill would land in now, or none while it is not yet time (too few, or unsafe). */
+/**
+ * The journal calls a kill would land in now (enough, of both kinds), or none while it is not yet time
+ * (too few, one kind only, or a call would lose its second attempt).
+ */
 async function killTargets(sessions: FaultSession[], lastKillAt: number): Promise<string[]> {
-  if (freshInFlight().length < IN_FLIGHT || !(await onlyFirstAttempts(sessions, lastKillAt))) return [];
+  const kinds = new Map(sessions.map((session, s) => [session.sessionId, kindOf(s)]));
+  const enough = (keys: string[]) =>
+    keys.length >= IN_FLIGHT && new Set(keys.map((key) => kinds.get(key.split(':')[0]!))).size === 2;
+  if (!enough(freshInFlight()) || !(await onlyFirstAttempts(sessions, lastKillAt))) return [];
   // Read again right before the kill: the describes took a moment.
-  return freshInFlight();
+  const keys = freshInFlight();
+  return enough(keys) ? keys : [];
 }
 
 it('runs every tool call to one effect and every approved call once when the worker is SIGKILLed in them', async () => {
   const started = Date.now();
   scriptFaultRoles(stack.models);
   stack.models.on(MODEL.orchestration, (req) => {
-    const { candidates } = userJson<{ candidates: { toolsets: Array<{ id: string }> } }>(req);
-    const toolsets = candidates.toolsets.map((c) => c.id).filter((id) => id === TOOLSET);
+    type Request = { task: { phaseGoal: string }; candidates: { toolsets: Array<{ id: string }> } };
+    const { task, candidates } = userJson<Request>(req);
+    const wanted = TOOLSETS[/ remote /.test(task.phaseGoal) ? 'remote' : 'local'];
+    const toolsets = candidates.toolsets.map((c) => c.id).filter((id) => id === wanted);
     return { json: { skills: [], toolsets, memories: [] } };
   });
   stack.models.on(MODEL.agent, agent);
   const mcpConfig = join(dir, 'mcp.json');
-  const fixture = fixtureMcpEntry(dir, ['journal', 'add'], { MCP_FIXTURE_JOURNAL: journal });
-  writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { fixture } }));
+  const tools = ['journal', 'add'];
+  const fixture = fixtureMcpEntry(dir, tools, { MCP_FIXTURE_JOURNAL: journal });
+  remote = await startHttpFixture(
+    tools.map((name) => ({ name, description: `The remote fixture's ${name} tool.` })),
+    { journal },
+  );
+  const remoteEntry = {
+    url: remote.url,
+    description: 'Remote fixture tools: journal notes, add numbers (needs approval).',
+    tags: ['fixture', 'remote', 'journal', 'add'],
+    approvalRequired: ['add'],
+    timeoutMs: 60_000,
+  };
+  writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { fixture, remote: remoteEntry } }));
   const taskQueue = uniqueId('faults-agent');
   await stack.start(taskQueue, { HARNESS_MCP_CONFIG: mcpConfig });
   const sessions = await startSessions(stack.client, { count: SESSIONS, prefix: 'agent', taskQueue, settings });
   const sending = sendInputs(sessions, INPUTS, inputText);
 
-  // (a) Twice: once several journal calls are under way, and no call would lose its second attempt.
+  // (a) Twice: once journal calls of both kinds are under way, and no call would lose its second attempt.
   const kills: string[] = [];
   const missed: string[] = [];
   let lastKillAt = 0;
@@ -197,6 +229,7 @@ it('runs every tool call to one effect and every approved call once when the wor
     (key) => !expected.add.has(key) || ranAdd.get(key) !== 1,
   );
   const restarted = [...keys].filter(([, k]) => k.starts.length > 1).map(([key]) => key);
+  const replayed = [...keys].filter(([, k]) => k.replays > 0).map(([key]) => key);
 
   writeAuditRow(audit, {
     scenario: '7 worker kill -9 in tool calls + approval wait',
@@ -207,7 +240,8 @@ it('runs every tool call to one effect and every approved call once when the wor
     missed,
     notes:
       `journal calls ${expected.journal.size}, done once ${expected.journal.size - journalNotOnce.length}, ` +
-      `started twice ${restarted.length} (${restarted.join(', ')}); approved adds ${expected.add.size}, ran once ` +
+      `started twice ${restarted.length} (${restarted.join(', ')}), answered from the record ${replayed.length} ` +
+      `(${replayed.join(', ')}); approved adds ${expected.add.size}, ran once ` +
       `${expected.add.size - addNotOnce.length}; turns not replied ${notReplied.length}, tool calls not ok ${notOk.length}`,
   });
 
@@ -223,6 +257,8 @@ it('runs every tool call to one effect and every approved call once when the wor
   expect(journalNotOnce).toEqual([]);
   expect(ranBeforeApproval).toBe(0);
   expect(addNotOnce).toEqual([]);
-  // A kill landed inside running calls, so some started twice: the retry is real, the effect single.
+  // Kills landed inside running calls, so retries were real: a stdio server died with its worker and
+  // the call started again; an HTTP server finished the call and answered the retry from its record.
   expect(restarted.length).toBeGreaterThan(0);
+  expect(replayed.length).toBeGreaterThan(0);
 });
