@@ -7,16 +7,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { afterAll, expect, inject, it } from 'vitest';
+import { afterAll, inject, it } from 'vitest';
 import { startDevServer, type DevServer } from '../../dev/dev-server.js';
-import { decisionsQuery, messageSignal, snapshotQuery } from '../../workflows/api.js';
+import { messageSignal, snapshotQuery } from '../../workflows/api.js';
 import { message, uniqueId } from '../support/harness.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { freePorts } from '../support/ports.js';
 import { spawnWorker, type WorkerProcess } from '../support/spawn-worker.js';
-import { DecisionLog, auditInputs, runHistories, until, workflowTaskFailures } from './audit.js';
+import { until } from './audit.js';
 import { inputText, scriptFaultRoles } from './roles.js';
-import { writeRow } from './rows.js';
+import { auditSessions, expectAuditClean, settled, startSessions, writeAuditRow } from './sessions.js';
 
 const SESSIONS = 10;
 const INPUTS = 20;
@@ -68,17 +68,7 @@ it('completes every input once after the dev server is SIGKILLed and restarted o
   connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
 
-  const sessions = await Promise.all(
-    Array.from({ length: SESSIONS }, async (_, s) => {
-      const sessionId = uniqueId(`srv-${s}`);
-      const handle = await client.workflow.start('session', {
-        workflowId: `session:${sessionId}`,
-        taskQueue,
-        args: [{ sessionId, settings }],
-      });
-      return { handle, firstRunId: handle.firstExecutionRunId, sent: [] as string[] };
-    }),
-  );
+  const sessions = await startSessions(client, { count: SESSIONS, prefix: 'srv', taskQueue, settings });
   const sending = Promise.all(
     sessions.map(async (session, s) => {
       for (let k = 0; k < INPUTS; k++) {
@@ -105,43 +95,16 @@ it('completes every input once after the dev server is SIGKILLed and restarted o
   server = await startDevServer(serverOptions);
   await sending;
 
-  await Promise.all(
-    sessions.map(({ handle }) =>
-      until(
-        () => handle.query(snapshotQuery),
-        (v) => v.seq.lastBound === INPUTS && v.stage === 'Idle' && v.turn === null,
-        600_000,
-      ),
-    ),
-  );
-  let lost = 0;
-  let duplicated = 0;
-  let serverFailed = 0;
-  const ours: string[] = [];
-  const problems: string[] = [];
-  for (const [i, session] of sessions.entries()) {
-    const log = new DecisionLog();
-    log.add(await session.handle.query(decisionsQuery));
-    const audit = auditInputs(log, session.sent);
-    lost += audit.lost;
-    duplicated += audit.duplicated;
-    if (!audit.gapFree || !audit.inOrder) problems.push(`session ${i}: ${JSON.stringify(audit)}`);
-    const failures = workflowTaskFailures(await runHistories(client, session.handle.workflowId, session.firstRunId));
-    ours.push(...failures.ours);
-    serverFailed += failures.server;
-  }
-  writeRow({
+  await settled(sessions, INPUTS);
+  const audit = await auditSessions(client, sessions);
+  writeAuditRow(audit, {
     scenario: '2 dev server kill -9 + restart',
     sessions: SESSIONS,
     inputs: SESSIONS * INPUTS,
-    lost,
-    duplicated,
-    failedTasks: ours.length,
-    serverFailedTasks: serverFailed,
-    timeMs: Date.now() - started,
-    notes: 'one SIGKILL of temporal server start-dev at ~25% bound, restarted on the same SQLite file',
+    started,
+    kills: ['temporal server start-dev at ~25% bound'],
+    missed: [],
+    notes: 'restarted on the same SQLite file and ports',
   });
-  expect(problems).toEqual([]);
-  expect({ lost, duplicated }).toEqual({ lost: 0, duplicated: 0 });
-  expect(ours).toEqual([]);
+  expectAuditClean(audit);
 });

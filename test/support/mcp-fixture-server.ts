@@ -6,14 +6,19 @@
  * - `MCP_FIXTURE_CONTROL=<file>`: the tools come from that JSON file (`{ "tools": [{ name, description }],
  *   "exit"?: true }`), which is watched. Besides `echo` and `add`, tools named `sleep` (writes `started`
  *   to the file its `marker` argument names, answers only when cancelled, then writes `cancelled`), `repeat` (`text`
- *   repeated `times` times) and `fail` (an `isError` result) can be listed there. A change to the
- *   file re-registers the tools (the SDK then sends `tools/list_changed`), and `"exit": true` makes
- *   the server exit as if it crashed;
+ *   repeated `times` times), `fail` (an `isError` result) and `journal` (below) can be listed there.
+ *   A change to the file re-registers the tools (the SDK then sends `tools/list_changed`), and
+ *   `"exit": true` makes the server exit as if it crashed;
+ * - `MCP_FIXTURE_JOURNAL=<file>`: a side effect that must happen once, kept the way a real server
+ *   would, by the call's idempotency key (`_meta["session-harness/idempotencyKey"]`). `journal`
+ *   answers a key that has a `done` line from that record (appending `replay\t<key>`) and does nothing
+ *   else; otherwise it appends `start\t<key>\t<ms>`, works for JOURNAL_WORK_MS (so a kill can land
+ *   inside), appends `done\t<key>\t<result>` and answers. `add` appends `ran\tadd\t<key>` each time;
  * - `MCP_FIXTURE_MODE=crash`: writes to stderr and exits at once; `hang`: never answers.
  *
  * Imported, `startHttpFixture` serves the same tools over streamable HTTP on 127.0.0.1.
  */
-import { readFileSync, watchFile, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, watchFile, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +26,7 @@ import { McpServer, type RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
+import { MCP_IDEMPOTENCY_KEY_META } from '../../capabilities/mcp-catalog.js';
 
 export interface FixtureTool {
   name: string;
@@ -32,7 +38,62 @@ export const DEFAULT_FIXTURE_TOOLS: FixtureTool[] = [
   { name: 'add', description: 'Add two numbers and return the sum.' },
 ];
 
-function register(server: McpServer, tool: FixtureTool): RegisteredTool {
+/** How long `journal` works on a new key before it writes `done`. */
+export const JOURNAL_WORK_MS = 2_000;
+
+/**
+ * One line of the journal file: `start` (with the time it was written), `done` (with the result),
+ * `replay` (a repeat of a done key, answered from the record) or `ran`.
+ */
+export type JournalLine =
+  | { kind: 'start'; key: string; at: number }
+  | { kind: 'done'; key: string; result: string }
+  | { kind: 'replay'; key: string }
+  | { kind: 'ran'; tool: string; key: string };
+
+/** The journal's lines in the order they were appended (none when the file does not exist yet). */
+export function readJournal(file: string): JournalLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line): JournalLine => {
+      const [kind, a = '', b = ''] = line.split('\t');
+      if (kind === 'start') return { kind, key: a, at: Number(b) };
+      if (kind === 'done') return { kind, key: a, result: b };
+      if (kind === 'replay') return { kind, key: a };
+      return { kind: 'ran', tool: a, key: b };
+    });
+}
+
+const text = (value: string, isError = false) => ({ content: [{ type: 'text' as const, text: value }], isError });
+
+function idempotencyKey(meta: Record<string, unknown> | undefined): string | undefined {
+  const key = meta?.[MCP_IDEMPOTENCY_KEY_META];
+  return typeof key === 'string' ? key : undefined;
+}
+
+function register(server: McpServer, tool: FixtureTool, journal: string | undefined): RegisteredTool {
+  if (tool.name === 'journal') {
+    return server.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: { note: z.string() } },
+      async ({ note }, extra) => {
+        const key = idempotencyKey(extra._meta);
+        if (!journal || !key) return text(`journal: needs MCP_FIXTURE_JOURNAL and an idempotency key`, true);
+        const done = readJournal(journal).find((l) => l.kind === 'done' && l.key === key);
+        if (done?.kind === 'done') {
+          appendFileSync(journal, `replay\t${key}\n`);
+          return text(done.result);
+        }
+        appendFileSync(journal, `start\t${key}\t${Date.now()}\n`);
+        await new Promise((resolve) => setTimeout(resolve, JOURNAL_WORK_MS));
+        const result = `journaled ${note}`;
+        appendFileSync(journal, `done\t${key}\t${result}\n`);
+        return text(result);
+      },
+    );
+  }
   if (tool.name === 'sleep') {
     // Never answers on its own: it ends when the client cancels, and leaves a file saying so.
     return server.registerTool(
@@ -68,7 +129,10 @@ function register(server: McpServer, tool: FixtureTool): RegisteredTool {
     return server.registerTool(
       tool.name,
       { description: tool.description, inputSchema: { a: z.number(), b: z.number() } },
-      ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }),
+      ({ a, b }, extra) => {
+        if (journal) appendFileSync(journal, `ran\tadd\t${idempotencyKey(extra._meta) ?? ''}\n`);
+        return { content: [{ type: 'text', text: String(a + b) }] };
+      },
     );
   }
   return server.registerTool(
@@ -78,8 +142,11 @@ function register(server: McpServer, tool: FixtureTool): RegisteredTool {
   );
 }
 
-/** An McpServer offering `tools`, with instructions that say what the fixture is. */
-export function createFixtureServer(tools: FixtureTool[]): {
+/** An McpServer offering `tools`, with instructions that say what the fixture is; `journal` is the journal file. */
+export function createFixtureServer(
+  tools: FixtureTool[],
+  journal?: string,
+): {
   server: McpServer;
   registered: Map<string, RegisteredTool>;
 } {
@@ -87,7 +154,7 @@ export function createFixtureServer(tools: FixtureTool[]): {
     { name: 'mcp-fixture', title: 'MCP Fixture', version: '1.0.0' },
     { instructions: 'Fixture server for tests: echoes text and adds numbers.' },
   );
-  const registered = new Map(tools.map((tool) => [tool.name, register(server, tool)]));
+  const registered = new Map(tools.map((tool) => [tool.name, register(server, tool, journal)]));
   return { server, registered };
 }
 
@@ -113,7 +180,8 @@ async function serveStdio(): Promise<void> {
   }
   const controlFile = process.env.MCP_FIXTURE_CONTROL;
   const tools = controlFile ? readControl(controlFile).tools : DEFAULT_FIXTURE_TOOLS;
-  const { server, registered } = createFixtureServer(tools);
+  const journal = process.env.MCP_FIXTURE_JOURNAL;
+  const { server, registered } = createFixtureServer(tools, journal);
   if (controlFile) {
     watchFile(controlFile, { interval: 50 }, () => {
       const control = readControl(controlFile);
@@ -129,7 +197,7 @@ async function serveStdio(): Promise<void> {
         }
       }
       for (const tool of wanted.values())
-        if (!registered.has(tool.name)) registered.set(tool.name, register(server, tool));
+        if (!registered.has(tool.name)) registered.set(tool.name, register(server, tool, journal));
     });
   }
   await server.connect(new StdioServerTransport());
@@ -144,11 +212,17 @@ export interface HttpFixture {
   close(): Promise<void>;
 }
 
-/** The fixture over streamable HTTP (stateless: a fresh McpServer per request) on 127.0.0.1. */
-export async function startHttpFixture(tools: FixtureTool[] = DEFAULT_FIXTURE_TOOLS): Promise<HttpFixture> {
+/**
+ * The fixture over streamable HTTP (stateless: a fresh McpServer per request) on 127.0.0.1. It lives
+ * in the caller's process, so a call keeps running when the client that sent it dies.
+ */
+export async function startHttpFixture(
+  tools: FixtureTool[] = DEFAULT_FIXTURE_TOOLS,
+  options: { journal?: string } = {},
+): Promise<HttpFixture> {
   const fixture = { tools } as HttpFixture;
   const http = createServer((req, res) => {
-    const { server } = createFixtureServer(fixture.tools);
+    const { server } = createFixtureServer(fixture.tools, options.journal);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();

@@ -8,8 +8,15 @@ import { join, resolve } from 'node:path';
 
 const FIXTURE = resolve('test/support/mcp-fixture-server.ts');
 
-/** Writes the control file into `dir` and returns the `mcpServers.fixture` entry that runs the server. */
-export function fixtureMcpEntry(dir: string, tools: string[] = ['echo', 'add', 'sleep', 'fail']) {
+/**
+ * Writes the control file into `dir` and returns the `mcpServers.fixture` entry that runs the server,
+ * with `env` added to its environment (e.g. MCP_FIXTURE_JOURNAL).
+ */
+export function fixtureMcpEntry(
+  dir: string,
+  tools: string[] = ['echo', 'add', 'sleep', 'fail'],
+  env: Record<string, string> = {},
+) {
   const control = join(dir, 'tools.json');
   writeFileSync(
     control,
@@ -18,7 +25,7 @@ export function fixtureMcpEntry(dir: string, tools: string[] = ['echo', 'add', '
   return {
     command: process.execPath,
     args: ['--import', 'tsx', FIXTURE],
-    env: { MCP_FIXTURE_CONTROL: control },
+    env: { MCP_FIXTURE_CONTROL: control, ...env },
     description: 'Fixture tools: echo text, add numbers (needs approval), sleep, fail.',
     tags: ['fixture', 'echo', 'add', 'sleep', 'fail'],
     approvalRequired: ['add'],

@@ -1,0 +1,179 @@
+/**
+ * What the worker-kill scenarios share: a scripted model server with a worker process that can be
+ * SIGKILLed and replaced, many Sessions started side by side, and the count of what happened to each
+ * one's inputs once they have all settled.
+ */
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { decisionsQuery, messageSignal, snapshotQuery } from '../../workflows/api.js';
+import type { DecisionRecord } from '../../workflows/state.js';
+import type { SessionView } from '../../workflows/view.js';
+import { message, uniqueId } from '../support/harness.js';
+import { ScriptedModelServer } from '../support/model-server.js';
+import { spawnWorker, type WorkerProcess } from '../support/spawn-worker.js';
+import { DecisionLog, auditInputs, runHistories, until, workflowTaskFailures } from './audit.js';
+import { writeRow } from './rows.js';
+
+export interface FaultSession {
+  sessionId: string;
+  handle: WorkflowHandle;
+  firstRunId: string;
+  /** messageIds the Session accepted, in the order sent. */
+  sent: string[];
+}
+
+export interface KillableStack {
+  models: ScriptedModelServer;
+  client: Client;
+  /** Starts the worker process for `taskQueue` (with `env` added to its environment). */
+  start(taskQueue: string, env?: Record<string, string>): Promise<void>;
+  /** SIGKILLs the worker process and starts a new one like it; resolves with the time the old one had exited. */
+  killAndReplace(): Promise<number>;
+}
+
+/**
+ * Registers beforeAll/afterAll hooks for a scripted model server, a client of the fault suite's dev
+ * server, and one worker process at a time. The returned object is filled in once the hooks have run.
+ */
+export function useKillableWorker(): KillableStack {
+  let connection: Connection | undefined;
+  let worker: WorkerProcess | undefined;
+  let spawnNext: (() => Promise<WorkerProcess>) | undefined;
+  const stack = {
+    async start(taskQueue: string, env: Record<string, string> = {}) {
+      spawnNext = () => spawnWorker({ taskQueue, models: stack.models, env });
+      worker = await spawnNext();
+    },
+    async killAndReplace() {
+      if (!worker || !spawnNext) throw new Error('no worker process to kill');
+      await worker.kill();
+      const killedAt = Date.now();
+      worker = await spawnNext();
+      return killedAt;
+    },
+  } as KillableStack;
+  beforeAll(async () => {
+    stack.models = await ScriptedModelServer.start();
+    connection = await Connection.connect({ address: inject('temporalAddress') });
+    stack.client = new Client({ connection, namespace: inject('temporalNamespace') });
+  });
+  afterAll(async () => {
+    await worker?.kill();
+    await connection?.close();
+    await stack.models?.close();
+  });
+  return stack;
+}
+
+/** Starts `count` Sessions on `taskQueue`, their ids `<prefix>-<i>-<random>`. */
+export async function startSessions(
+  client: Client,
+  options: { count: number; prefix: string; taskQueue: string; settings: Record<string, unknown> },
+): Promise<FaultSession[]> {
+  return Promise.all(
+    Array.from({ length: options.count }, async (_, i) => {
+      const sessionId = uniqueId(`${options.prefix}-${i}`);
+      const handle = await client.workflow.start('session', {
+        workflowId: `session:${sessionId}`,
+        taskQueue: options.taskQueue,
+        args: [{ sessionId, settings: options.settings }],
+      });
+      return { sessionId, handle, firstRunId: handle.firstExecutionRunId, sent: [] };
+    }),
+  );
+}
+
+/** Sends each Session's inputs in order, the Sessions side by side; `text(s, k)` is input k of Session s. */
+export async function sendInputs(
+  sessions: FaultSession[],
+  inputs: number,
+  text: (s: number, k: number) => string,
+): Promise<void> {
+  await Promise.all(
+    sessions.map(async (session, s) => {
+      for (let k = 0; k < inputs; k++) {
+        const m = message(text(s, k));
+        await session.handle.signal(messageSignal, m);
+        session.sent.push(m.messageId);
+      }
+    }),
+  );
+}
+
+/** Waits until every Session has bound `inputs` inputs and is idle with no turn; returns their snapshots. */
+export function settled(sessions: FaultSession[], inputs: number, timeoutMs = 600_000): Promise<SessionView[]> {
+  return Promise.all(
+    sessions.map(({ handle }) =>
+      until(
+        () => handle.query(snapshotQuery),
+        (v) => v.seq.lastBound === inputs && v.stage === 'Idle' && v.turn === null,
+        timeoutMs,
+      ),
+    ),
+  );
+}
+
+export interface SessionsAudit {
+  lost: number;
+  duplicated: number;
+  /** Sessions whose seqs have a gap or are out of order. */
+  problems: string[];
+  /** Workflow tasks our code failed (`cause: message`), and how many the server failed for flow control. */
+  ours: string[];
+  server: number;
+  /** Each Session's decision records, in the order of `sessions`. */
+  records: DecisionRecord[][];
+}
+
+/** Counts lost, duplicated and out-of-order inputs and failed workflow tasks over all `sessions`. */
+export async function auditSessions(client: Client, sessions: FaultSession[]): Promise<SessionsAudit> {
+  const result: SessionsAudit = { lost: 0, duplicated: 0, problems: [], ours: [], server: 0, records: [] };
+  for (const [i, session] of sessions.entries()) {
+    const log = new DecisionLog();
+    const records = await session.handle.query(decisionsQuery, { limit: 1_000 });
+    log.add(records);
+    result.records.push(records);
+    const audit = auditInputs(log, session.sent);
+    result.lost += audit.lost;
+    result.duplicated += audit.duplicated;
+    if (!audit.gapFree || !audit.inOrder) result.problems.push(`session ${i}: ${JSON.stringify(audit)}`);
+    const failures = workflowTaskFailures(await runHistories(client, session.handle.workflowId, session.firstRunId));
+    result.ours.push(...failures.ours);
+    result.server += failures.server;
+  }
+  return result;
+}
+
+/** Writes the scenario's row from its audit; `notes` after the kills made and missed. */
+export function writeAuditRow(
+  audit: SessionsAudit,
+  row: {
+    scenario: string;
+    sessions: number;
+    inputs: number;
+    started: number;
+    kills: string[];
+    missed: string[];
+    notes: string;
+  },
+): void {
+  const { kills, missed } = row;
+  writeRow({
+    scenario: row.scenario,
+    sessions: row.sessions,
+    inputs: row.inputs,
+    lost: audit.lost,
+    duplicated: audit.duplicated,
+    failedTasks: audit.ours.length,
+    serverFailedTasks: audit.server,
+    timeMs: Date.now() - row.started,
+    notes: `kills ${kills.length} (${kills.join(', ')})${missed.length ? `; missed ${missed.join(', ')}` : ''}; ${row.notes}`,
+  });
+}
+
+/** What every scenario asserts: nothing lost or duplicated, gap-free and in order, no failed task of ours. */
+export function expectAuditClean(audit: SessionsAudit): void {
+  expect(audit.problems).toEqual([]);
+  expect({ lost: audit.lost, duplicated: audit.duplicated }).toEqual({ lost: 0, duplicated: 0 });
+  expect(audit.ours).toEqual([]);
+}
