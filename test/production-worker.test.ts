@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SessionClient } from '../client/session-client.js';
 import { workflowIdFor } from '../workflows/ids.js';
-import { MODEL, uniqueId } from './support/harness.js';
+import { MODEL, uniqueId, waitFor } from './support/harness.js';
 import { startLoggedProcess, type LoggedProcess } from './support/logged-process.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import { OtlpReceiver } from './support/otlp-receiver.js';
@@ -117,6 +117,17 @@ describe('the built worker', () => {
       orchestration: 1,
       agent: 1,
     });
+    // The workflow's own counter: one decision, counted when the input's record was finished. Workflow
+    // metrics reach the exporter shortly after the workflow task that counted them.
+    const decisions = await waitFor(
+      async () =>
+        samples(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(), 'harness_session_decisions')
+          .filter((s) => s.labels.includes(`taskQueue="${taskQueue}"`))
+          .map((s) => [s.labels.match(/decision="([^"]+)"/)?.[1], s.value]),
+      (found) => found.length > 0,
+      10_000,
+    );
+    expect(decisions).toEqual([['initialize', 1]]);
     expect(scrape).toMatch(new RegExp(`temporal_activity_execution_latency[^\\n]*task_queue="${taskQueue}"`));
 
     // No OTEL_EXPORTER_OTLP_ENDPOINT: no tracing, so no trace context travels with the activities.
