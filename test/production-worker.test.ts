@@ -16,6 +16,7 @@ import { workflowIdFor } from '../workflows/ids.js';
 import { MODEL, uniqueId, waitFor } from './support/harness.js';
 import { startLoggedProcess, type LoggedProcess } from './support/logged-process.js';
 import { ScriptedModelServer } from './support/model-server.js';
+import { workerEnv } from './support/spawn-worker.js';
 import { OtlpReceiver } from './support/otlp-receiver.js';
 import { freePorts } from './support/ports.js';
 
@@ -30,17 +31,8 @@ function startBuiltWorker(queue: string, env: NodeJS.ProcessEnv): LoggedProcess 
   return startLoggedProcess(['dist/worker/main.js'], {
     PATH: process.env.PATH,
     HOME: mkdtempSync(join(tmpdir(), 'prod-home-')),
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-    HARNESS_TASK_QUEUE: queue,
     HARNESS_DATA_DIR: mkdtempSync(join(tmpdir(), 'prod-data-')),
-    OPENAI_BASE_URL: models.baseURL,
-    OPENAI_API_KEY: 'test',
-    HARNESS_EXTRACTION_MODEL: MODEL.extraction,
-    HARNESS_ORCHESTRATION_MODEL: MODEL.orchestration,
-    HARNESS_RELEVANCE_MODEL: MODEL.relevance,
-    HARNESS_COMPACTION_MODEL: MODEL.compaction,
-    HARNESS_AGENT_MODEL: MODEL.agent,
+    ...workerEnv(queue, models),
     ...env,
   });
 }

@@ -16,6 +16,7 @@ import { workflowIdFor } from '../workflows/ids.js';
 import { MODEL, uniqueId } from './support/harness.js';
 import { startLoggedProcess, type LoggedProcess } from './support/logged-process.js';
 import { ScriptedModelServer } from './support/model-server.js';
+import { workerEnv } from './support/spawn-worker.js';
 import { OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 
 let models: ScriptedModelServer;
@@ -38,19 +39,10 @@ beforeAll(async () => {
   worker = startLoggedProcess(['--import', 'tsx', 'worker/main.ts'], {
     PATH: process.env.PATH,
     HOME: mkdtempSync(join(tmpdir(), 'otel-home-')),
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-    HARNESS_TASK_QUEUE: taskQueue,
     HARNESS_DATA_DIR: mkdtempSync(join(tmpdir(), 'otel-data-')),
+    ...workerEnv(taskQueue, models),
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
     OTEL_BSP_SCHEDULE_DELAY: '600000',
-    OPENAI_BASE_URL: models.baseURL,
-    OPENAI_API_KEY: 'test',
-    HARNESS_EXTRACTION_MODEL: MODEL.extraction,
-    HARNESS_ORCHESTRATION_MODEL: MODEL.orchestration,
-    HARNESS_RELEVANCE_MODEL: MODEL.relevance,
-    HARNESS_COMPACTION_MODEL: MODEL.compaction,
-    HARNESS_AGENT_MODEL: MODEL.agent,
   });
   // Includes bundling the workflows with webpack, which the built worker skips.
   await worker.waitForLine(/worker polling task queue/, 150_000);

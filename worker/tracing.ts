@@ -29,9 +29,8 @@ import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/wor
 const require = createRequire(import.meta.url);
 
 /** The workflow interceptor module: a workflow bundle that traces must be built with it. */
-export const TRACING_WORKFLOW_MODULE = require.resolve(
-  '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',
-);
+export const TRACING_WORKFLOW_MODULE =
+  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
 
 /**
  * What `npm run build` writes beside dist/worker/: the workflows alone, and with
