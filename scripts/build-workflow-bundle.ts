@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { PREBUILT_BUNDLES, TRACING_WORKFLOW_MODULE } from '../worker/tracing.js';
+import { PREBUILT_BUNDLES, TRACING_WORKFLOW_MODULE } from '../worker/workflow-bundles.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const builds = [

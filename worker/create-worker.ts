@@ -20,7 +20,8 @@ import { connectionOptions } from '../client/connection.js';
 import { AesGcmPayloadCodec, encryptedDataConverter } from '../client/encryption.js';
 import type { HarnessConfig } from './config.js';
 import { temporalSessionDirectory } from './session-directory.js';
-import { bundleTraces, startTracing, TRACING_WORKFLOW_MODULE, type Tracing } from './tracing.js';
+import type { Tracing } from './tracing.js';
+import { bundleTraces, TRACING_WORKFLOW_MODULE } from './workflow-bundles.js';
 
 const require = createRequire(import.meta.url);
 
@@ -114,8 +115,12 @@ export async function createSessionWorker(
   let memories: MemoryBackend | undefined = overrides.memories;
   // Started first so it is shut down last: spans of the final activities and workflow tasks are
   // exported once the worker has drained.
+  // Loaded only when wanted: the OpenTelemetry SDK adds seconds to a worker's start.
   const tracing = config.telemetry.otlpEndpoint
-    ? startTracing({ endpoint: config.telemetry.otlpEndpoint, serviceName: config.telemetry.serviceName })
+    ? (await import('./tracing.js')).startTracing({
+        endpoint: config.telemetry.otlpEndpoint,
+        serviceName: config.telemetry.serviceName,
+      })
     : undefined;
   const opened: Array<() => Promise<void> | void> = [
     () => tracing?.shutdown(),

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config.js';
 import { runWorker } from './run-worker.js';
-import { PREBUILT_BUNDLES } from './tracing.js';
+import { PREBUILT_BUNDLES } from './workflow-bundles.js';
 import { ConnectionConfigError } from '../client/connection.js';
 
 const log = (line: string) => process.stdout.write(`[worker] ${line}\n`);

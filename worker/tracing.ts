@@ -5,11 +5,11 @@
  * workflow to its activities, and export the spans as OTLP/HTTP (JSON) to `<endpoint>/v1/traces`.
  *
  * Workflow code runs in the SDK's sandbox: its spans are made there by the interceptor module
- * (TRACING_WORKFLOW_MODULE, which must be bundled with the workflows) and handed out through the
- * `exporter` sink, which the worker injects. Activity spans are made in this process. Both go
- * through one batch processor, which `shutdown` flushes.
+ * (TRACING_WORKFLOW_MODULE in worker/workflow-bundles.ts, which must be bundled with the workflows)
+ * and handed out through the `exporter` sink, which the worker injects. Activity spans are made in
+ * this process. Both go through one batch processor, which `shutdown` flushes. Only a worker with
+ * tracing on loads this module.
  */
-import { createRequire } from 'node:module';
 import { context, propagation, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -25,23 +25,6 @@ import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
-
-const require = createRequire(import.meta.url);
-
-/** The workflow interceptor module: a workflow bundle that traces must be built with it. */
-export const TRACING_WORKFLOW_MODULE =
-  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
-
-/**
- * What `npm run build` writes beside dist/worker/: the workflows alone, and with
- * TRACING_WORKFLOW_MODULE. The built worker loads the one that matches its configuration.
- */
-export const PREBUILT_BUNDLES = { plain: 'workflow-bundle.js', traced: 'workflow-bundle-traced.js' } as const;
-
-/** Whether a workflow bundle's code carries the tracing workflow interceptors (webpack names modules by path). */
-export function bundleTraces(code: string): boolean {
-  return code.includes('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors.js');
-}
 
 /** The OTLP/HTTP traces URL for an OTEL_EXPORTER_OTLP_ENDPOINT base URL (the spec's rule: append `v1/traces`). */
 export function tracesUrl(endpoint: string): string {
