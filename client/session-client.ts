@@ -40,6 +40,7 @@ import {
 } from './errors.js';
 import { parse, startArgument, userMetadata, visibilityQuery, withMessageId } from './payloads.js';
 import type { PayloadCodec } from '@temporalio/common';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import {
   ConnectionConfigError,
   connectionOptions,
@@ -151,6 +152,7 @@ export class SessionClient {
       connection,
       namespace: settings.namespace,
       ...(codec ? { dataConverter: encryptedDataConverter(codec) } : {}),
+      ...(options.tracing ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
     });
     return new SessionClient(client, {
       address: settings.address,

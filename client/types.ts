@@ -43,6 +43,14 @@ export interface ConnectOptions {
   connectTimeoutMs?: number;
   /** How long a query may wait for a worker to answer. Default 15000 ms. */
   queryTimeoutMs?: number;
+  /**
+   * Trace what this client sends with OpenTelemetry: each start, signal, update and query gets a
+   * span under the caller's active span, and its context travels to the Session in Temporal
+   * headers, so a worker with tracing on continues the same trace. Uses the OpenTelemetry API's
+   * global tracer provider, context manager and propagator, which the service registers; without
+   * them the spans are not recorded and no context is sent. Default false.
+   */
+  tracing?: boolean;
 }
 
 export interface TlsFiles {

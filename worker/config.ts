@@ -9,6 +9,9 @@ import { EncryptionError, parseEncryptionKeys, type EncryptionKey } from '../cli
 import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 
+/** The `service.name` of exported spans when OTEL_SERVICE_NAME is unset. */
+export const DEFAULT_SERVICE_NAME = 'session-harness-worker';
+
 /** Where the data folder is when `HARNESS_DATA_DIR` is unset (relative to the working directory). */
 export const DEFAULT_DATA_DIR = '.data';
 
@@ -58,7 +61,10 @@ export const EnvSchema = z.object({
   HARNESS_ENCRYPTION_KEYS: optionalString,
   HARNESS_METRICS_PORT: optionalInt(0, 65_535),
   HARNESS_METRICS_HOST: z.string().trim().min(1).default('0.0.0.0'),
-  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(z.url().optional()),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(
+    z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://localhost:4318' }).optional(),
+  ),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default(DEFAULT_SERVICE_NAME),
   HARNESS_LOG_FORMAT: z.enum(['json', 'text']).default('text'),
   HARNESS_LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
   HARNESS_WORKFLOW_BUNDLE: optionalString,
@@ -79,8 +85,10 @@ export interface HarnessConfig {
     /** Prometheus scrape endpoint port (`/metrics`); undefined: no endpoint. */
     metricsPort: number | undefined;
     metricsHost: string;
-    /** OTLP/HTTP endpoint for traces; undefined: no tracing. */
+    /** OTLP/HTTP base URL for traces (`/v1/traces` is appended); undefined: no tracing. */
     otlpEndpoint: string | undefined;
+    /** The `service.name` resource attribute of exported spans. */
+    serviceName: string;
     logFormat: 'json' | 'text';
     logLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   };
@@ -164,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
       metricsPort: e.HARNESS_METRICS_PORT,
       metricsHost: e.HARNESS_METRICS_HOST,
       otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+      serviceName: e.OTEL_SERVICE_NAME,
       logFormat: e.HARNESS_LOG_FORMAT,
       logLevel: e.HARNESS_LOG_LEVEL,
     },

@@ -2,6 +2,7 @@
  * Builds the Session worker from configuration: catalog, role models, activities, and a Temporal
  * worker on the task queue. Shared by `npm run worker`, `npm start` and the tests.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
@@ -19,6 +20,8 @@ import { connectionOptions } from '../client/connection.js';
 import { AesGcmPayloadCodec, encryptedDataConverter } from '../client/encryption.js';
 import type { HarnessConfig } from './config.js';
 import { temporalSessionDirectory } from './session-directory.js';
+import type { Tracing } from './tracing.js';
+import { bundleTraces, TRACING_WORKFLOW_MODULE } from './workflow-bundles.js';
 
 const require = createRequire(import.meta.url);
 
@@ -51,8 +54,30 @@ export interface BuiltWorker {
   catalogProblems: CatalogProblem[];
   mcp: McpCatalog | undefined;
   memories: MemoryBackend;
-  /** Stops MCP servers and closes the memory store and both connections. */
+  /** Set when OTEL_EXPORTER_OTLP_ENDPOINT is: where spans go. */
+  tracing: Tracing | undefined;
+  /** Stops MCP servers, closes the memory store and both connections, and flushes spans. */
   close(): Promise<void>;
+}
+
+/**
+ * The worker's interceptors: the caller's, plus tracing's activity interceptors and, when the
+ * workflows are bundled at start, its workflow module (a prebuilt bundle carries it already:
+ * scripts/build-workflow-bundle.ts).
+ */
+function interceptorOptions(
+  given: WorkerOptions['interceptors'],
+  tracing: Tracing | undefined,
+  bundlingAtStart: boolean,
+): Pick<WorkerOptions, 'interceptors'> {
+  if (!tracing) return given ? { interceptors: given } : {};
+  return {
+    interceptors: {
+      ...given,
+      activity: [...(given?.activity ?? []), ...tracing.activityInterceptors],
+      ...(bundlingAtStart ? { workflowModules: [...(given?.workflowModules ?? []), TRACING_WORKFLOW_MODULE] } : {}),
+    },
+  };
 }
 
 /** Creates (but does not run) a worker. `workflowBundle` skips bundling when a prebuilt bundle exists. */
@@ -88,7 +113,17 @@ export async function createSessionWorker(
     }
   }
   let memories: MemoryBackend | undefined = overrides.memories;
+  // Started first so it is shut down last: spans of the final activities and workflow tasks are
+  // exported once the worker has drained.
+  // Loaded only when wanted: the OpenTelemetry SDK adds seconds to a worker's start.
+  const tracing = config.telemetry.otlpEndpoint
+    ? (await import('./tracing.js')).startTracing({
+        endpoint: config.telemetry.otlpEndpoint,
+        serviceName: config.telemetry.serviceName,
+      })
+    : undefined;
   const opened: Array<() => Promise<void> | void> = [
+    () => tracing?.shutdown(),
     () => mcp?.close(),
     () => (overrides.memories ? undefined : memories?.close()),
   ];
@@ -111,12 +146,18 @@ export async function createSessionWorker(
         connection: clientConnection,
         namespace: config.temporal.namespace,
         ...(codec ? { dataConverter: encryptedDataConverter(codec) } : {}),
+        ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}),
       }),
     );
     const sessions = overrides.wrapSessions ? overrides.wrapSessions(directory) : directory;
     const bundle =
       overrides.workflowBundle ??
       (config.worker.workflowBundle ? { codePath: config.worker.workflowBundle } : undefined);
+    if (tracing && bundle && !bundleTraces('code' in bundle ? bundle.code : readFileSync(bundle.codePath, 'utf8'))) {
+      overrides.log?.(
+        `tracing: the workflow bundle has no ${TRACING_WORKFLOW_MODULE}; only activity spans are exported (npm run build writes dist/workflow-bundle-traced.js)`,
+      );
+    }
     const worker = await Worker.create({
       connection,
       namespace: config.temporal.namespace,
@@ -132,7 +173,8 @@ export async function createSessionWorker(
         : {}),
       // The payload codec runs here, outside the workflow sandbox; workflow code never sees ciphertext.
       ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
-      ...(overrides.interceptors ? { interceptors: overrides.interceptors } : {}),
+      ...interceptorOptions(overrides.interceptors, tracing, !bundle),
+      ...(tracing ? { sinks: tracing.sinks } : {}),
       // Sessions live long and change code only behind patched(), so they move to each new current
       // version (auto-upgrade) instead of pinning a months-long Session to the build that started it.
       ...(config.worker.deployment
@@ -153,7 +195,7 @@ export async function createSessionWorker(
         ...(mcp ? { mcp } : {}),
       }),
     });
-    return { worker, connection, models, catalog, catalogProblems, mcp, memories, close: closeAll };
+    return { worker, connection, models, catalog, catalogProblems, mcp, memories, tracing, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -3,24 +3,27 @@
  * Session worker configured by the environment (TEMPORAL_* connection, HARNESS_* settings; see
  * docs/deploying.md). Run as many as you like on the same task queue.
  *
- * The built worker loads dist/workflow-bundle.js, written by `npm run build`, instead of bundling
- * the workflows at start; HARNESS_WORKFLOW_BUNDLE points at another bundle.
+ * The built worker loads dist/workflow-bundle.js (with OTEL_EXPORTER_OTLP_ENDPOINT set:
+ * dist/workflow-bundle-traced.js), written by `npm run build`, instead of bundling the workflows at
+ * start; HARNESS_WORKFLOW_BUNDLE points at another bundle.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config.js';
 import { runWorker } from './run-worker.js';
+import { PREBUILT_BUNDLES } from './workflow-bundles.js';
 import { ConnectionConfigError } from '../client/connection.js';
 
 const log = (line: string) => process.stdout.write(`[worker] ${line}\n`);
 
-/** dist/workflow-bundle.js beside dist/worker/, present only in a build. */
-const prebuilt = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+/** A bundle beside dist/worker/, present only in a build. */
+const prebuilt = (file: string) => fileURLToPath(new URL(`../${file}`, import.meta.url));
 
 try {
-  const env = { ...process.env };
-  if (!env.HARNESS_WORKFLOW_BUNDLE && existsSync(prebuilt)) env.HARNESS_WORKFLOW_BUNDLE = prebuilt;
-  await runWorker(loadConfig(env), log);
+  const config = loadConfig();
+  const bundle = prebuilt(config.telemetry.otlpEndpoint ? PREBUILT_BUNDLES.traced : PREBUILT_BUNDLES.plain);
+  if (!config.worker.workflowBundle && existsSync(bundle)) config.worker.workflowBundle = bundle;
+  await runWorker(config, log);
 } catch (err) {
   const known = err instanceof ConfigError || err instanceof ConnectionConfigError;
   process.stderr.write(`${known ? err.message : ((err as Error).stack ?? String(err))}\n`);

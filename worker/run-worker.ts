@@ -32,6 +32,7 @@ export async function runWorker(
     log(`mcp ${status.name} (${status.id}): ${status.state}, ${status.tools} tools`);
   }
   log(`memories: ${await built.memories.count()} in ${built.memories.location}`);
+  if (built.tracing) log(`tracing: spans to ${built.tracing.url} as service ${config.telemetry.serviceName}`);
   for (const [role, model] of Object.entries(built.models.describe())) log(`model ${role}: ${model}`);
   log(
     `workflows: ${config.worker.workflowBundle ? `prebuilt bundle ${config.worker.workflowBundle}` : 'bundled at start'}`,

@@ -17,6 +17,25 @@ export interface WorkerProcess {
   kill(): Promise<void>;
 }
 
+/**
+ * The environment that puts a worker process on the run's dev server and task queue, with every role
+ * served by the scripted model server.
+ */
+export function workerEnv(taskQueue: string, models: ScriptedModelServer): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    HARNESS_TASK_QUEUE: taskQueue,
+    OPENAI_BASE_URL: models.baseURL,
+    OPENAI_API_KEY: 'test',
+    HARNESS_RELEVANCE_MODEL: MODEL.relevance,
+    HARNESS_EXTRACTION_MODEL: MODEL.extraction,
+    HARNESS_ORCHESTRATION_MODEL: MODEL.orchestration,
+    HARNESS_COMPACTION_MODEL: MODEL.compaction,
+    HARNESS_AGENT_MODEL: MODEL.agent,
+  };
+}
+
 export async function spawnWorker(options: {
   taskQueue: string;
   models: ScriptedModelServer;
@@ -25,19 +44,10 @@ export async function spawnWorker(options: {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/worker-process.ts'], {
     env: {
       ...process.env,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-      HARNESS_TASK_QUEUE: options.taskQueue,
+      ...workerEnv(options.taskQueue, options.models),
       HARNESS_TEST_BUNDLE: inject('workflowBundlePath'),
       HARNESS_MEMORY_DB: join(mkdtempSync(join(tmpdir(), 'harness-memory-')), 'memory.db'),
       HARNESS_MODEL_PROVIDER: 'openai',
-      OPENAI_BASE_URL: options.models.baseURL,
-      OPENAI_API_KEY: 'test',
-      HARNESS_RELEVANCE_MODEL: MODEL.relevance,
-      HARNESS_EXTRACTION_MODEL: MODEL.extraction,
-      HARNESS_ORCHESTRATION_MODEL: MODEL.orchestration,
-      HARNESS_COMPACTION_MODEL: MODEL.compaction,
-      HARNESS_AGENT_MODEL: MODEL.agent,
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],

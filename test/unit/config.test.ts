@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, memoryDbPath } from '../../worker/config.js';
+import { tracesUrl } from '../../worker/tracing.js';
 import { TemporalCliError, ensureTemporalCli } from '../../dev/temporal-cli.js';
 
 describe('loadConfig', () => {
@@ -40,6 +41,30 @@ describe('loadConfig', () => {
   it('uses the openai provider for a keyless OpenAI-compatible server such as Ollama', () => {
     expect(loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' }).models.provider).toBe('openai');
     expect(loadConfig({ OPENAI_API_KEY: 'k', HARNESS_MODEL_PROVIDER: 'local' }).models.provider).toBe('local');
+  });
+});
+
+describe('tracing configuration', () => {
+  it('is off without OTEL_EXPORTER_OTLP_ENDPOINT and names the service session-harness-worker', () => {
+    expect(loadConfig({}).telemetry).toMatchObject({ otlpEndpoint: undefined, serviceName: 'session-harness-worker' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' }).telemetry.otlpEndpoint).toBeUndefined();
+  });
+
+  it('takes an http(s) base URL and OTEL_SERVICE_NAME', () => {
+    const config = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_SERVICE_NAME: 'sessions-eu',
+    });
+    expect(config.telemetry).toMatchObject({ otlpEndpoint: 'http://collector:4318', serviceName: 'sessions-eu' });
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT: must be an http\(s\) URL/,
+    );
+  });
+
+  it('sends to <endpoint>/v1/traces, with or without a trailing slash or a path', () => {
+    expect(tracesUrl('http://collector:4318')).toBe('http://collector:4318/v1/traces');
+    expect(tracesUrl('http://collector:4318/')).toBe('http://collector:4318/v1/traces');
+    expect(tracesUrl('https://otel.example/otlp')).toBe('https://otel.example/otlp/v1/traces');
   });
 });
 
