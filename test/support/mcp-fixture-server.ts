@@ -9,9 +9,14 @@
  *   repeated `times` times) and `fail` (an `isError` result) can be listed there. A change to the
  *   file re-registers the tools (the SDK then sends `tools/list_changed`), and `"exit": true` makes
  *   the server exit as if it crashed;
- * - `MCP_FIXTURE_MODE=crash`: writes to stderr and exits at once; `hang`: never answers.
+ * - `MCP_FIXTURE_MODE=crash`: writes to stderr and exits at once; `hang`: never answers;
+ * - `MCP_FIXTURE_MODE=http`, started with an IPC channel (`fork`): serves streamable HTTP on
+ *   127.0.0.1 instead (see `spawnHttpFixture` in mcp-fixture.ts), sends `{ url }` once listening,
+ *   answers each `{ tools }` message with `{ tools: <count> }` once later requests see those tools,
+ *   and exits when the parent disconnects.
  *
- * Imported, `startHttpFixture` serves the same tools over streamable HTTP on 127.0.0.1.
+ * Imported, `startHttpFixture` serves the same tools over streamable HTTP on 127.0.0.1, in the
+ * importing process.
  */
 import { readFileSync, watchFile, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -106,6 +111,7 @@ async function serveStdio(): Promise<void> {
     process.stderr.write('fixture: crashing on purpose\n');
     process.exit(3);
   }
+  if (mode === 'http') return serveHttpChild();
   if (mode === 'hang') {
     // Keeps the process alive without ever reading stdin or answering `initialize`.
     setInterval(() => undefined, 60_000);
@@ -170,6 +176,20 @@ export async function startHttpFixture(tools: FixtureTool[] = DEFAULT_FIXTURE_TO
       http.close(() => resolve());
     });
   return fixture;
+}
+
+/** The HTTP fixture in its own process, driven by its parent over IPC. */
+async function serveHttpChild(): Promise<void> {
+  const send = process.send?.bind(process);
+  if (!send) throw new Error('MCP_FIXTURE_MODE=http needs an IPC channel (start it with fork)');
+  const fixture = await startHttpFixture();
+  process.on('message', (message: { tools?: FixtureTool[] }) => {
+    if (!message.tools) return;
+    fixture.tools = message.tools;
+    send({ tools: message.tools.length });
+  });
+  process.on('disconnect', () => process.exit(0));
+  send({ url: fixture.url });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

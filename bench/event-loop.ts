@@ -1,0 +1,35 @@
+/**
+ * How long the event loop was blocked during some work, measured two ways at once: perf_hooks'
+ * `monitorEventLoopDelay` (its max) and a 1 ms `setInterval` probe (the longest gap between its
+ * ticks beyond the 1 ms it asked for, the stretch up to `stop()` included).
+ */
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+
+export interface LoopBlock {
+  /** `monitorEventLoopDelay({ resolution: 1 })`'s max, in ms. */
+  histogramMs: number;
+  /** The 1 ms interval probe's longest gap minus 1 ms. */
+  intervalMs: number;
+}
+
+/** Starts both probes; `stop()` ends them and returns the longest block each saw. */
+export function watchEventLoop(): { stop(): LoopBlock } {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  let last = performance.now();
+  let longest = 0;
+  const tick = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  };
+  const probe = setInterval(tick, 1);
+  return {
+    stop() {
+      tick();
+      clearInterval(probe);
+      histogram.disable();
+      return { histogramMs: histogram.max / 1e6, intervalMs: Math.max(0, longest - 1) };
+    },
+  };
+}
