@@ -9,7 +9,9 @@
  * slower at 10,000 entries because it builds a result object per matching entry and walks a radix tree
  * for fuzzy matches. Here prefix and one-edit expansions are map look-ups (a prefix map and a
  * deletion-neighbourhood map, kept up to date as terms are added), and entries can be added and
- * removed one at a time, so an MCP refresh re-indexes only the toolsets that changed.
+ * removed one at a time, so an MCP refresh re-indexes only the toolsets that changed. A change can be
+ * staged first (tokenised and its postings written, but not searchable) and committed later with
+ * others at once, so a search sees the index wholly before or wholly after a batch of changes.
  */
 import { searchTerms } from './catalog-terms.js';
 
@@ -25,13 +27,16 @@ const PREFIX_MIN = 5;
 const FUZZY_MIN = 6;
 
 /** One term's occurrences in one field: document slots and term frequencies, grown by doubling. */
-class Postings {
+export class Postings {
   docs = new Int32Array(4);
   tfs = new Uint16Array(4);
   /** The field's length in each document, beside its tf: the scoring loop then reads memory in order. */
   lengths = new Uint16Array(4);
   n = 0;
-  /** Live documents holding the term in this field (removed ones stay in the arrays until a rebuild). */
+  /**
+   * Live documents holding the term in this field (removed and staged ones stay in, or are already
+   * in, the arrays; the search skips slots that are not live).
+   */
   df = 0;
 
   push(doc: number, tf: number, length: number): void {
@@ -50,7 +55,6 @@ class Postings {
     this.tfs[this.n] = Math.min(tf, 0xffff);
     this.lengths[this.n] = Math.min(length, 0xffff);
     this.n++;
-    this.df++;
   }
 }
 
@@ -92,10 +96,32 @@ function deletions(term: string): string[] {
   return out;
 }
 
+/**
+ * Adds `term` to the sorted list under `key`. Sorted, so the order in which a query's expansions are
+ * summed depends on the terms alone, not on the order documents were added: a score comes out the
+ * same to the last bit whether the index was built at once or changed entry by entry.
+ */
 function addTo(map: Map<string, string[]>, key: string, term: string): void {
   const list = map.get(key);
-  if (list) list.push(term);
-  else map.set(key, [term]);
+  if (!list) {
+    map.set(key, [term]);
+    return;
+  }
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((list[mid] as string) < term) low = mid + 1;
+    else high = mid;
+  }
+  list.splice(low, 0, term);
+}
+
+/** A document's slot and the postings it is (or, once committed, will be) counted in. */
+export interface StagedDoc {
+  readonly key: string;
+  readonly slot: number;
+  readonly postings: readonly Postings[];
 }
 
 /** Documents of `FIELDS.length` text fields, each with a key and a small integer kind. */
@@ -124,7 +150,21 @@ export class Bm25Index {
 
   /** Adds a document, replacing the one with the same key. */
   add(key: string, kind: number, fields: readonly string[]): void {
-    this.remove(key);
+    this.commit([], [this.stage(key, kind, fields)]);
+  }
+
+  /** Removes the document with this key; false if there is none. */
+  remove(key: string): boolean {
+    const live = this.retiring(key);
+    if (live) this.commit([live], []);
+    return live !== undefined;
+  }
+
+  /**
+   * Indexes a document off to the side: its terms are tokenised and its postings written, but no
+   * search finds it (nor counts it in document frequencies or lengths) until `commit` is given it.
+   */
+  stage(key: string, kind: number, fields: readonly string[]): StagedDoc {
     const slot = this.keys.length;
     this.keys.push(key);
     this.texts.push([...fields]);
@@ -133,34 +173,68 @@ export class Bm25Index {
     this.alive = growBytes(this.alive, capacity);
     this.fieldLength = this.fieldLength.map((lengths) => growFloat(lengths, capacity));
     this.kinds[slot] = kind;
-    this.alive[slot] = 1;
-    this.slotOf.set(key, slot);
+    const postings: Postings[] = [];
     FIELDS.forEach((_, f) => {
       const counts = new Map<string, number>();
       for (const term of searchTerms(fields[f] ?? '')) counts.set(term, (counts.get(term) ?? 0) + 1);
       (this.fieldLength[f] as Float64Array)[slot] = counts.size;
-      this.totalLength[f] = (this.totalLength[f] ?? 0) + counts.size;
-      for (const [term, tf] of counts) this.postings(term, f).push(slot, tf, counts.size);
-    });
-  }
-
-  /** Removes the document with this key; false if there is none. */
-  remove(key: string): boolean {
-    const slot = this.slotOf.get(key);
-    if (slot === undefined) return false;
-    this.slotOf.delete(key);
-    this.alive[slot] = 0;
-    const fields = this.texts[slot] ?? [];
-    FIELDS.forEach((_, f) => {
-      this.totalLength[f] = (this.totalLength[f] ?? 0) - ((this.fieldLength[f] as Float64Array)[slot] ?? 0);
-      for (const term of new Set(searchTerms(fields[f] ?? ''))) {
-        const postings = this.terms.get(term)?.[f];
-        if (postings) postings.df--;
+      for (const [term, tf] of counts) {
+        const p = this.postings(term, f);
+        p.push(slot, tf, counts.size);
+        postings.push(p);
       }
     });
-    this.texts[slot] = undefined;
-    this.keys[slot] = undefined;
-    return true;
+    return { key, slot, postings };
+  }
+
+  /** The live document `key` with the postings it counts in, worked out now so `commit` need not; undefined if none. */
+  retiring(key: string): StagedDoc | undefined {
+    const slot = this.slotOf.get(key);
+    return slot === undefined ? undefined : { key, slot, postings: this.postingsOf(slot) };
+  }
+
+  /**
+   * Retires `retire` (from `retiring`) and makes `put` (from `stage`) live, in that order and all at
+   * once; a staged document replaces the live one with its key. Costs a step per posting of the
+   * documents involved, and no tokenising, unless a document changed since it was looked up (then
+   * its postings are worked out here).
+   */
+  commit(retire: readonly StagedDoc[], put: readonly StagedDoc[]): void {
+    for (const doc of retire) if (this.slotOf.get(doc.key) === doc.slot) this.deactivate(doc);
+    for (const doc of put) {
+      const current = this.slotOf.get(doc.key);
+      if (current !== undefined) this.deactivate({ key: doc.key, slot: current, postings: this.postingsOf(current) });
+      this.slotOf.set(doc.key, doc.slot);
+      this.alive[doc.slot] = 1;
+      for (const p of doc.postings) p.df++;
+      FIELDS.forEach((_, f) => {
+        this.totalLength[f] = (this.totalLength[f] ?? 0) + ((this.fieldLength[f] as Float64Array)[doc.slot] ?? 0);
+      });
+    }
+  }
+
+  private deactivate(doc: StagedDoc): void {
+    this.slotOf.delete(doc.key);
+    this.alive[doc.slot] = 0;
+    for (const p of doc.postings) p.df--;
+    FIELDS.forEach((_, f) => {
+      this.totalLength[f] = (this.totalLength[f] ?? 0) - ((this.fieldLength[f] as Float64Array)[doc.slot] ?? 0);
+    });
+    this.texts[doc.slot] = undefined;
+    this.keys[doc.slot] = undefined;
+  }
+
+  /** The postings a document's terms are in, one per distinct term and field, from its stored text. */
+  private postingsOf(slot: number): Postings[] {
+    const fields = this.texts[slot] ?? [];
+    const out: Postings[] = [];
+    FIELDS.forEach((_, f) => {
+      for (const term of new Set(searchTerms(fields[f] ?? ''))) {
+        const p = this.terms.get(term)?.[f];
+        if (p) out.push(p);
+      }
+    });
+    return out;
   }
 
   private postings(term: string, field: number): Postings {

@@ -3,8 +3,9 @@
  * (catalog-index.ts). Recall never asks a model to rank the whole catalog.
  */
 import { performance } from 'node:perf_hooks';
+import { setImmediate } from 'node:timers/promises';
 import type { Candidate } from '../workflows/capabilities.js';
-import { Bm25Index } from './catalog-index.js';
+import { Bm25Index, type StagedDoc } from './catalog-index.js';
 
 export { searchTerms } from './catalog-terms.js';
 
@@ -75,11 +76,13 @@ export interface CatalogChanges {
 
 /**
  * An in-memory BM25+ index over catalog entries. `replace` rebuilds it whole (a catalog reload);
- * `update` and `updateGradually` change single entries (an MCP refresh).
+ * `update` and `updateGradually` change the entries named (an MCP refresh), all at once.
  */
 export class IndexedCatalog implements CapabilityCatalog {
   private index = new Bm25Index();
   private entries = new Map<string, CatalogEntry>();
+  /** The gradual update under way (settled when none is): the next one starts after it. */
+  private updating: Promise<void> = Promise.resolve();
 
   constructor(entries: CatalogEntry[] = []) {
     this.replace(entries);
@@ -99,42 +102,66 @@ export class IndexedCatalog implements CapabilityCatalog {
     this.entries = map;
   }
 
-  /** Adds or replaces (by kind and id) and removes entries, one at a time. */
+  /** Removes, then adds or replaces (by kind and id), entries; a recall sees all of the changes or none. */
   update(changes: CatalogChanges): void {
-    for (const entry of changes.remove ?? []) this.removeOne(entry);
-    for (const entry of changes.put ?? []) this.putOne(entry);
+    const { steps, commit } = this.prepare(changes);
+    for (const step of steps) step();
+    commit();
   }
 
   /**
-   * `update` in slices of about `sliceMs`, yielding to the event loop between them, so a large
-   * refresh never holds up the worker's other work (workflow tasks, heartbeats) for long. Each entry
-   * changes atomically; a recall during the update sees some entries changed and others not yet.
+   * `update` without holding up the worker's event loop (workflow tasks, heartbeats) for long: the
+   * changed entries are tokenised and indexed off to the side, in slices of about `sliceMs` with the
+   * event loop running between them, and then all of them become visible at once. A recall meanwhile
+   * sees the catalog as it was before the update; one after it sees every change. Gradual updates
+   * apply one after the other, in call order; a `replace` made while one is under way wins over it.
    */
-  async updateGradually(changes: CatalogChanges, sliceMs = 10): Promise<void> {
-    const work = [
-      ...(changes.remove ?? []).map((entry) => () => this.removeOne(entry)),
-      ...(changes.put ?? []).map((entry) => () => this.putOne(entry)),
-    ];
-    let sliceStart = performance.now();
-    for (const step of work) {
-      step();
-      if (performance.now() - sliceStart >= sliceMs) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
+  updateGradually(changes: CatalogChanges, sliceMs = 10): Promise<void> {
+    const run = this.updating.then(async () => {
+      const index = this.index;
+      const { steps, commit } = this.prepare(changes);
+      let sliceStart = performance.now();
+      for (const step of steps) {
+        step();
+        if (performance.now() - sliceStart >= sliceMs) {
+          await setImmediate();
+          sliceStart = performance.now();
+        }
       }
-    }
+      // Replaced meanwhile: the catalog given to `replace` is the newer one.
+      if (this.index === index) commit();
+    });
+    this.updating = run.catch(() => undefined);
+    return run;
   }
 
-  private putOne(entry: CatalogEntry): void {
-    const key = keyOf(entry);
-    this.entries.set(key, entry);
-    this.index.add(key, KINDS.indexOf(entry.kind), fieldsOf(entry));
-  }
-
-  private removeOne(entry: Pick<CatalogEntry, 'kind' | 'id'>): void {
-    const key = keyOf(entry);
-    this.entries.delete(key);
-    this.index.remove(key);
+  /**
+   * Steps that stage `changes` in the current index, each one entry's worth of tokenising, and a
+   * commit that makes them visible together: in the index (a step per posting, no tokenising) and in
+   * the entry map.
+   */
+  private prepare(changes: CatalogChanges): { steps: Array<() => void>; commit: () => void } {
+    const index = this.index;
+    const retire: StagedDoc[] = [];
+    const staged: StagedDoc[] = [];
+    const retireLive = (key: string) => {
+      const live = index.retiring(key);
+      if (live) retire.push(live);
+    };
+    const steps = [
+      ...(changes.remove ?? []).map((entry) => () => retireLive(keyOf(entry))),
+      ...(changes.put ?? []).map((entry) => () => {
+        const key = keyOf(entry);
+        retireLive(key);
+        staged.push(index.stage(key, KINDS.indexOf(entry.kind), fieldsOf(entry)));
+      }),
+    ];
+    const commit = () => {
+      index.commit(retire, staged);
+      for (const entry of changes.remove ?? []) this.entries.delete(keyOf(entry));
+      for (const entry of changes.put ?? []) this.entries.set(keyOf(entry), entry);
+    };
+    return { steps, commit };
   }
 
   /**
