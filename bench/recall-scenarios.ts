@@ -96,6 +96,8 @@ export interface McpRefreshResult {
   /** The same two figures from a 1 ms setInterval probe (longest gap between ticks beyond 1 ms). */
   probeBlockMs: number;
   worstProbeBlockMs: number;
+  /** Median over the refreshes of the process's CPU time during the probe's longest gap (the rest was waiting for a core). */
+  probeBlockCpuMs: number;
   /** monitorEventLoopDelay over as long a stretch with nothing to do: the machine's own noise, for comparison. */
   idleEventLoopBlockMs: number;
   worstIdleEventLoopBlockMs: number;
@@ -176,6 +178,7 @@ export async function mcpRefresh(
         worstEventLoopBlockMs: round(Math.max(...histogram)),
         probeBlockMs: round(median(probe)),
         worstProbeBlockMs: round(Math.max(...probe)),
+        probeBlockCpuMs: round(median(blocks.map((b) => b.intervalCpuMs))),
         idleEventLoopBlockMs: round(median(quiet)),
         worstIdleEventLoopBlockMs: round(Math.max(...quiet)),
         fullRebuildMs: round(fullRebuildMs),

@@ -159,7 +159,7 @@ export function reportRows(r: BenchResults): Row[] {
     ]);
     rows.push([
       `MCP refresh: longest event-loop block, median of ${m.refreshes} (worst ${f(m.worstEventLoopBlockMs, ' ms')}; ` +
-        `1 ms probe ${f(m.probeBlockMs, ' ms')}, worst ${f(m.worstProbeBlockMs, ' ms')})`,
+        `1 ms probe ${f(m.probeBlockMs, ' ms')} of which CPU ${f(m.probeBlockCpuMs, ' ms')}, worst ${f(m.worstProbeBlockMs, ' ms')})`,
       f(m.maxEventLoopBlockMs, ' ms'),
       `${m.idleEventLoopBlockMs} ms idle (worst ${f(m.worstIdleEventLoopBlockMs, ' ms')})`,
       '',
