@@ -20,11 +20,15 @@ import { startHttpFixture, type FixtureTool, type HttpFixture } from './support/
 import { freePorts } from './support/ports.js';
 
 const FIXTURE = resolve('test/support/mcp-fixture-server.ts');
-/** A config entry that runs the fixture over stdio. */
+/**
+ * A config entry that runs the fixture over stdio. Its start-up bound is generous: on a loaded
+ * machine several `node --import tsx` processes starting at once take longer than the 10 s default.
+ */
 const fixtureEntry = (env: Record<string, string> = {}, extra: Record<string, unknown> = {}) => ({
   command: process.execPath,
   args: ['--import', 'tsx', FIXTURE],
   env,
+  timeoutMs: 60_000,
   ...extra,
 });
 
