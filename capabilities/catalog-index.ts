@@ -117,11 +117,13 @@ function addTo(map: Map<string, string[]>, key: string, term: string): void {
   list.splice(low, 0, term);
 }
 
-/** A document's slot and the postings it is (or, once committed, will be) counted in. */
+/** A field's text: one string, or pieces (a toolset's tools) read as if joined by spaces. */
+export type FieldText = string | readonly string[];
+
+/** A document indexed off to the side, for `Bm25Index.commit` to make live. */
 export interface StagedDoc {
   readonly key: string;
   readonly slot: number;
-  readonly postings: readonly Postings[];
 }
 
 /** Documents of `FIELDS.length` text fields, each with a key and a small integer kind. */
@@ -132,7 +134,8 @@ export class Bm25Index {
   /** Every one-character deletion of a term of 5+ characters -> those terms. */
   private readonly neighbours = new Map<string, string[]>();
   private keys: Array<string | undefined> = [];
-  private texts: Array<string[] | undefined> = [];
+  /** Each document's postings, one per distinct term and field: what retiring it updates, with no tokenising. */
+  private docPostings: Array<Postings[] | undefined> = [];
   private kinds = new Uint8Array(64);
   private alive = new Uint8Array(64);
   private fieldLength = FIELDS.map(() => new Float64Array(64));
@@ -149,92 +152,92 @@ export class Bm25Index {
   }
 
   /** Adds a document, replacing the one with the same key. */
-  add(key: string, kind: number, fields: readonly string[]): void {
+  add(key: string, kind: number, fields: readonly FieldText[]): void {
     this.commit([], [this.stage(key, kind, fields)]);
   }
 
   /** Removes the document with this key; false if there is none. */
   remove(key: string): boolean {
-    const live = this.retiring(key);
-    if (live) this.commit([live], []);
-    return live !== undefined;
+    const had = this.slotOf.has(key);
+    this.commit([key], []);
+    return had;
+  }
+
+  /** `staging` run to its end at once. */
+  stage(key: string, kind: number, fields: readonly FieldText[]): StagedDoc {
+    const steps = this.staging(key, kind, fields);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
   }
 
   /**
    * Indexes a document off to the side: its terms are tokenised and its postings written, but no
    * search finds it (nor counts it in document frequencies or lengths) until `commit` is given it.
+   * A generator that pauses after each piece of text it tokenises, so a caller can spread a large
+   * document (a server listing thousands of tools) over several turns of the event loop; it returns
+   * the staged document.
    */
-  stage(key: string, kind: number, fields: readonly string[]): StagedDoc {
+  *staging(key: string, kind: number, fields: readonly FieldText[]): Generator<void, StagedDoc, void> {
+    const counts = FIELDS.map(() => new Map<string, number>());
+    for (let f = 0; f < FIELDS.length; f++) {
+      const text = fields[f] ?? '';
+      const into = counts[f] as Map<string, number>;
+      for (const piece of typeof text === 'string' ? [text] : text) {
+        for (const term of searchTerms(piece)) into.set(term, (into.get(term) ?? 0) + 1);
+        yield;
+      }
+    }
     const slot = this.keys.length;
+    const postings: Postings[] = [];
     this.keys.push(key);
-    this.texts.push([...fields]);
+    this.docPostings.push(postings);
     const capacity = slot + 1;
     this.kinds = growBytes(this.kinds, capacity);
     this.alive = growBytes(this.alive, capacity);
     this.fieldLength = this.fieldLength.map((lengths) => growFloat(lengths, capacity));
     this.kinds[slot] = kind;
-    const postings: Postings[] = [];
-    FIELDS.forEach((_, f) => {
-      const counts = new Map<string, number>();
-      for (const term of searchTerms(fields[f] ?? '')) counts.set(term, (counts.get(term) ?? 0) + 1);
-      (this.fieldLength[f] as Float64Array)[slot] = counts.size;
-      for (const [term, tf] of counts) {
+    counts.forEach((terms, f) => {
+      (this.fieldLength[f] as Float64Array)[slot] = terms.size;
+      for (const [term, tf] of terms) {
         const p = this.postings(term, f);
-        p.push(slot, tf, counts.size);
+        p.push(slot, tf, terms.size);
         postings.push(p);
       }
     });
-    return { key, slot, postings };
-  }
-
-  /** The live document `key` with the postings it counts in, worked out now so `commit` need not; undefined if none. */
-  retiring(key: string): StagedDoc | undefined {
-    const slot = this.slotOf.get(key);
-    return slot === undefined ? undefined : { key, slot, postings: this.postingsOf(slot) };
+    return { key, slot };
   }
 
   /**
-   * Retires `retire` (from `retiring`) and makes `put` (from `stage`) live, in that order and all at
-   * once; a staged document replaces the live one with its key. Costs a step per posting of the
-   * documents involved, and no tokenising, unless a document changed since it was looked up (then
-   * its postings are worked out here).
+   * Retires the live documents with the keys in `remove`, then makes each of `put` (from `staging`)
+   * live in place of the one with its key, all at once: a step per posting of the documents
+   * involved, no tokenising.
    */
-  commit(retire: readonly StagedDoc[], put: readonly StagedDoc[]): void {
-    for (const doc of retire) if (this.slotOf.get(doc.key) === doc.slot) this.deactivate(doc);
-    for (const doc of put) {
-      const current = this.slotOf.get(doc.key);
-      if (current !== undefined) this.deactivate({ key: doc.key, slot: current, postings: this.postingsOf(current) });
-      this.slotOf.set(doc.key, doc.slot);
-      this.alive[doc.slot] = 1;
-      for (const p of doc.postings) p.df++;
+  commit(remove: readonly string[], put: readonly StagedDoc[]): void {
+    for (const key of remove) this.retire(key);
+    for (const { key, slot } of put) {
+      this.retire(key);
+      this.slotOf.set(key, slot);
+      this.alive[slot] = 1;
+      for (const p of this.docPostings[slot] ?? []) p.df++;
       FIELDS.forEach((_, f) => {
-        this.totalLength[f] = (this.totalLength[f] ?? 0) + ((this.fieldLength[f] as Float64Array)[doc.slot] ?? 0);
+        this.totalLength[f] = (this.totalLength[f] ?? 0) + ((this.fieldLength[f] as Float64Array)[slot] ?? 0);
       });
     }
   }
 
-  private deactivate(doc: StagedDoc): void {
-    this.slotOf.delete(doc.key);
-    this.alive[doc.slot] = 0;
-    for (const p of doc.postings) p.df--;
+  private retire(key: string): void {
+    const slot = this.slotOf.get(key);
+    if (slot === undefined) return;
+    this.slotOf.delete(key);
+    this.alive[slot] = 0;
+    for (const p of this.docPostings[slot] ?? []) p.df--;
     FIELDS.forEach((_, f) => {
-      this.totalLength[f] = (this.totalLength[f] ?? 0) - ((this.fieldLength[f] as Float64Array)[doc.slot] ?? 0);
+      this.totalLength[f] = (this.totalLength[f] ?? 0) - ((this.fieldLength[f] as Float64Array)[slot] ?? 0);
     });
-    this.texts[doc.slot] = undefined;
-    this.keys[doc.slot] = undefined;
-  }
-
-  /** The postings a document's terms are in, one per distinct term and field, from its stored text. */
-  private postingsOf(slot: number): Postings[] {
-    const fields = this.texts[slot] ?? [];
-    const out: Postings[] = [];
-    FIELDS.forEach((_, f) => {
-      for (const term of new Set(searchTerms(fields[f] ?? ''))) {
-        const p = this.terms.get(term)?.[f];
-        if (p) out.push(p);
-      }
-    });
-    return out;
+    this.docPostings[slot] = undefined;
+    this.keys[slot] = undefined;
   }
 
   private postings(term: string, field: number): Postings {

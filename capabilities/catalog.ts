@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate } from 'node:timers/promises';
 import type { Candidate } from '../workflows/capabilities.js';
-import { Bm25Index, type StagedDoc } from './catalog-index.js';
+import { Bm25Index, type FieldText, type StagedDoc } from './catalog-index.js';
 
 export { searchTerms } from './catalog-terms.js';
 
@@ -59,10 +59,9 @@ export interface CapabilityCatalog {
 
 const KINDS: Array<CatalogEntry['kind']> = ['skill', 'toolset'];
 
-/** The entry's text per index field (FIELDS order: name, description, tags, tools, id). */
-function fieldsOf(entry: CatalogEntry): string[] {
-  const tools =
-    entry.kind === 'toolset' ? entry.tools.map((t) => `${t.name.replace(/_/g, ' ')} ${t.description}`).join(' ') : '';
+/** The entry's text per index field (FIELDS order: name, description, tags, tools, id); tools one piece per tool. */
+function fieldsOf(entry: CatalogEntry): FieldText[] {
+  const tools = entry.kind === 'toolset' ? entry.tools.map((t) => `${t.name.replace(/_/g, ' ')} ${t.description}`) : '';
   return [entry.name, entry.description, entry.tags.join(' '), tools, entry.id];
 }
 
@@ -104,64 +103,52 @@ export class IndexedCatalog implements CapabilityCatalog {
 
   /** Removes, then adds or replaces (by kind and id), entries; a recall sees all of the changes or none. */
   update(changes: CatalogChanges): void {
-    const { steps, commit } = this.prepare(changes);
-    for (const step of steps) step();
-    commit();
+    const index = this.index;
+    const staged = (changes.put ?? []).map((entry) =>
+      index.stage(keyOf(entry), KINDS.indexOf(entry.kind), fieldsOf(entry)),
+    );
+    this.commit(index, changes, staged);
   }
 
   /**
    * `update` without holding up the worker's event loop (workflow tasks, heartbeats) for long: the
    * changed entries are tokenised and indexed off to the side, in slices of about `sliceMs` with the
-   * event loop running between them, and then all of them become visible at once. A recall meanwhile
-   * sees the catalog as it was before the update; one after it sees every change. Gradual updates
-   * apply one after the other, in call order; a `replace` made while one is under way wins over it.
+   * event loop running between them (a slice ends between two of a toolset's tools, so a server
+   * listing thousands of them is spread over several), and then all of them become visible at once.
+   * A recall meanwhile sees the catalog as it was before the update; one after it sees every change.
+   * Gradual updates apply one after the other, in call order; a `replace` made while one is under
+   * way wins over it.
    */
   updateGradually(changes: CatalogChanges, sliceMs = 10): Promise<void> {
     const run = this.updating.then(async () => {
       const index = this.index;
-      const { steps, commit } = this.prepare(changes);
+      const staged: StagedDoc[] = [];
       let sliceStart = performance.now();
-      for (const step of steps) {
-        step();
-        if (performance.now() - sliceStart >= sliceMs) {
-          await setImmediate();
-          sliceStart = performance.now();
+      for (const entry of changes.put ?? []) {
+        const steps = index.staging(keyOf(entry), KINDS.indexOf(entry.kind), fieldsOf(entry));
+        for (let step = steps.next(); ; step = steps.next()) {
+          if (step.done) {
+            staged.push(step.value);
+            break;
+          }
+          if (performance.now() - sliceStart >= sliceMs) {
+            await setImmediate();
+            sliceStart = performance.now();
+          }
         }
       }
       // Replaced meanwhile: the catalog given to `replace` is the newer one.
-      if (this.index === index) commit();
+      if (this.index === index) this.commit(index, changes, staged);
     });
     this.updating = run.catch(() => undefined);
     return run;
   }
 
-  /**
-   * Steps that stage `changes` in the current index, each one entry's worth of tokenising, and a
-   * commit that makes them visible together: in the index (a step per posting, no tokenising) and in
-   * the entry map.
-   */
-  private prepare(changes: CatalogChanges): { steps: Array<() => void>; commit: () => void } {
-    const index = this.index;
-    const retire: StagedDoc[] = [];
-    const staged: StagedDoc[] = [];
-    const retireLive = (key: string) => {
-      const live = index.retiring(key);
-      if (live) retire.push(live);
-    };
-    const steps = [
-      ...(changes.remove ?? []).map((entry) => () => retireLive(keyOf(entry))),
-      ...(changes.put ?? []).map((entry) => () => {
-        const key = keyOf(entry);
-        retireLive(key);
-        staged.push(index.stage(key, KINDS.indexOf(entry.kind), fieldsOf(entry)));
-      }),
-    ];
-    const commit = () => {
-      index.commit(retire, staged);
-      for (const entry of changes.remove ?? []) this.entries.delete(keyOf(entry));
-      for (const entry of changes.put ?? []) this.entries.set(keyOf(entry), entry);
-    };
-    return { steps, commit };
+  /** Makes `changes`, staged in `index`, visible together: in the index and in the entry map. */
+  private commit(index: Bm25Index, changes: CatalogChanges, staged: StagedDoc[]): void {
+    index.commit((changes.remove ?? []).map(keyOf), staged);
+    for (const entry of changes.remove ?? []) this.entries.delete(keyOf(entry));
+    for (const entry of changes.put ?? []) this.entries.set(keyOf(entry), entry);
   }
 
   /**
