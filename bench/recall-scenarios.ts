@@ -101,8 +101,13 @@ export interface McpRefreshResult {
   /** The same two figures from a 1 ms setInterval probe (longest gap between ticks beyond 1 ms). */
   probeBlockMs: number;
   worstProbeBlockMs: number;
-  /** Median over the refreshes of the process's CPU time during the probe's longest gap (the rest was waiting for a core). */
-  probeBlockCpuMs: number;
+  /**
+   * Median and worst over the refreshes of the most CPU time the process spent between two probe
+   * ticks: the worker's longest stretch of work without the event loop turning (an upper bound), which
+   * the machine's load does not stretch as it does the wall-clock figures above.
+   */
+  busiestGapCpuMs: number;
+  worstBusiestGapCpuMs: number;
   /** monitorEventLoopDelay over as long a stretch with nothing to do: the machine's own noise, for comparison. */
   idleEventLoopBlockMs: number;
   worstIdleEventLoopBlockMs: number;
@@ -191,7 +196,8 @@ export async function mcpRefresh(
         worstEventLoopBlockMs: round(Math.max(...histogram)),
         probeBlockMs: round(median(probe)),
         worstProbeBlockMs: round(Math.max(...probe)),
-        probeBlockCpuMs: round(median(blocks.map((b) => b.intervalCpuMs))),
+        busiestGapCpuMs: round(median(blocks.map((b) => b.busiestGapCpuMs))),
+        worstBusiestGapCpuMs: round(Math.max(...blocks.map((b) => b.busiestGapCpuMs))),
         idleEventLoopBlockMs: round(median(quiet)),
         worstIdleEventLoopBlockMs: round(Math.max(...quiet)),
         fullRebuildMs: round(fullRebuildMs),
