@@ -32,6 +32,8 @@ export interface BenchOptions {
   longBatch: number;
   recallSizes: number[];
   mcpEntries: number;
+  /** Tools each MCP fixture server lists (40 unless set). */
+  mcpTools?: number;
   pragmaInputs: number;
   profile?: string;
 }
@@ -108,7 +110,7 @@ export async function runBench(
   }
   if (selected.has('mcp')) {
     log('- mcp refresh');
-    results.mcp = await mcpRefresh(options.mcpEntries);
+    results.mcp = await mcpRefresh(options.mcpEntries, 5, options.mcpTools);
   }
   if (selected.has('pragmas')) {
     log('- dev server SQLite pragmas');
@@ -150,6 +152,7 @@ async function main(): Promise<void> {
     .option('--long-batch <n>', 'inputs signalled at once in the long Session', int)
     .option('--recall-sizes <list>', 'catalog sizes, comma-separated')
     .option('--mcp-entries <n>', 'catalog entries beside the MCP toolsets', int)
+    .option('--mcp-tools <n>', 'tools each of the 5 MCP fixture servers lists (default 40)', int)
     .option('--pragma-inputs <n>', 'sequential inputs per pragma setting', int)
     .option('--profile <dir>', 'write a CPU profile of each workflow scenario here and print the top functions');
   program.parse();
@@ -178,6 +181,7 @@ async function main(): Promise<void> {
     longBatch: pick('longBatch'),
     recallSizes: o.recallSizes ? String(o.recallSizes).split(',').map(int) : sizes.recallSizes,
     mcpEntries: pick('mcpEntries'),
+    ...(o.mcpTools ? { mcpTools: Number(o.mcpTools) } : {}),
     pragmaInputs: pick('pragmaInputs'),
     ...(o.profile ? { profile: resolve(String(o.profile)) } : {}),
   };

@@ -9,7 +9,9 @@
  * slower at 10,000 entries because it builds a result object per matching entry and walks a radix tree
  * for fuzzy matches. Here prefix and one-edit expansions are map look-ups (a prefix map and a
  * deletion-neighbourhood map, kept up to date as terms are added), and entries can be added and
- * removed one at a time, so an MCP refresh re-indexes only the toolsets that changed.
+ * removed one at a time, so an MCP refresh re-indexes only the toolsets that changed. A change can be
+ * staged first (tokenised and its postings written, but not searchable) and committed later with
+ * others at once, so a search sees the index wholly before or wholly after a batch of changes.
  */
 import { searchTerms } from './catalog-terms.js';
 
@@ -25,13 +27,16 @@ const PREFIX_MIN = 5;
 const FUZZY_MIN = 6;
 
 /** One term's occurrences in one field: document slots and term frequencies, grown by doubling. */
-class Postings {
+export class Postings {
   docs = new Int32Array(4);
   tfs = new Uint16Array(4);
   /** The field's length in each document, beside its tf: the scoring loop then reads memory in order. */
   lengths = new Uint16Array(4);
   n = 0;
-  /** Live documents holding the term in this field (removed ones stay in the arrays until a rebuild). */
+  /**
+   * Live documents holding the term in this field (removed and staged ones stay in, or are already
+   * in, the arrays; the search skips slots that are not live).
+   */
   df = 0;
 
   push(doc: number, tf: number, length: number): void {
@@ -50,7 +55,6 @@ class Postings {
     this.tfs[this.n] = Math.min(tf, 0xffff);
     this.lengths[this.n] = Math.min(length, 0xffff);
     this.n++;
-    this.df++;
   }
 }
 
@@ -92,10 +96,34 @@ function deletions(term: string): string[] {
   return out;
 }
 
+/**
+ * Adds `term` to the sorted list under `key`. Sorted, so the order in which a query's expansions are
+ * summed depends on the terms alone, not on the order documents were added: a score comes out the
+ * same to the last bit whether the index was built at once or changed entry by entry.
+ */
 function addTo(map: Map<string, string[]>, key: string, term: string): void {
   const list = map.get(key);
-  if (list) list.push(term);
-  else map.set(key, [term]);
+  if (!list) {
+    map.set(key, [term]);
+    return;
+  }
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((list[mid] as string) < term) low = mid + 1;
+    else high = mid;
+  }
+  list.splice(low, 0, term);
+}
+
+/** A field's text: one string, or pieces (a toolset's tools) read as if joined by spaces. */
+export type FieldText = string | readonly string[];
+
+/** A document indexed off to the side, for `Bm25Index.commit` to make live. */
+export interface StagedDoc {
+  readonly key: string;
+  readonly slot: number;
 }
 
 /** Documents of `FIELDS.length` text fields, each with a key and a small integer kind. */
@@ -106,7 +134,8 @@ export class Bm25Index {
   /** Every one-character deletion of a term of 5+ characters -> those terms. */
   private readonly neighbours = new Map<string, string[]>();
   private keys: Array<string | undefined> = [];
-  private texts: Array<string[] | undefined> = [];
+  /** Each document's postings, one per distinct term and field: what retiring it updates, with no tokenising. */
+  private docPostings: Array<Postings[] | undefined> = [];
   private kinds = new Uint8Array(64);
   private alive = new Uint8Array(64);
   private fieldLength = FIELDS.map(() => new Float64Array(64));
@@ -123,44 +152,92 @@ export class Bm25Index {
   }
 
   /** Adds a document, replacing the one with the same key. */
-  add(key: string, kind: number, fields: readonly string[]): void {
-    this.remove(key);
+  add(key: string, kind: number, fields: readonly FieldText[]): void {
+    this.commit([], [this.stage(key, kind, fields)]);
+  }
+
+  /** Removes the document with this key; false if there is none. */
+  remove(key: string): boolean {
+    const had = this.slotOf.has(key);
+    this.commit([key], []);
+    return had;
+  }
+
+  /** `staging` run to its end at once. */
+  stage(key: string, kind: number, fields: readonly FieldText[]): StagedDoc {
+    const steps = this.staging(key, kind, fields);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /**
+   * Indexes a document off to the side: its terms are tokenised and its postings written, but no
+   * search finds it (nor counts it in document frequencies or lengths) until `commit` is given it.
+   * A generator that pauses after each piece of text it tokenises, so a caller can spread a large
+   * document (a server listing thousands of tools) over several turns of the event loop; it returns
+   * the staged document.
+   */
+  *staging(key: string, kind: number, fields: readonly FieldText[]): Generator<void, StagedDoc, void> {
+    const counts = FIELDS.map(() => new Map<string, number>());
+    for (let f = 0; f < FIELDS.length; f++) {
+      const text = fields[f] ?? '';
+      const into = counts[f] as Map<string, number>;
+      for (const piece of typeof text === 'string' ? [text] : text) {
+        for (const term of searchTerms(piece)) into.set(term, (into.get(term) ?? 0) + 1);
+        yield;
+      }
+    }
     const slot = this.keys.length;
+    const postings: Postings[] = [];
     this.keys.push(key);
-    this.texts.push([...fields]);
+    this.docPostings.push(postings);
     const capacity = slot + 1;
     this.kinds = growBytes(this.kinds, capacity);
     this.alive = growBytes(this.alive, capacity);
     this.fieldLength = this.fieldLength.map((lengths) => growFloat(lengths, capacity));
     this.kinds[slot] = kind;
-    this.alive[slot] = 1;
-    this.slotOf.set(key, slot);
-    FIELDS.forEach((_, f) => {
-      const counts = new Map<string, number>();
-      for (const term of searchTerms(fields[f] ?? '')) counts.set(term, (counts.get(term) ?? 0) + 1);
-      (this.fieldLength[f] as Float64Array)[slot] = counts.size;
-      this.totalLength[f] = (this.totalLength[f] ?? 0) + counts.size;
-      for (const [term, tf] of counts) this.postings(term, f).push(slot, tf, counts.size);
-    });
-  }
-
-  /** Removes the document with this key; false if there is none. */
-  remove(key: string): boolean {
-    const slot = this.slotOf.get(key);
-    if (slot === undefined) return false;
-    this.slotOf.delete(key);
-    this.alive[slot] = 0;
-    const fields = this.texts[slot] ?? [];
-    FIELDS.forEach((_, f) => {
-      this.totalLength[f] = (this.totalLength[f] ?? 0) - ((this.fieldLength[f] as Float64Array)[slot] ?? 0);
-      for (const term of new Set(searchTerms(fields[f] ?? ''))) {
-        const postings = this.terms.get(term)?.[f];
-        if (postings) postings.df--;
+    counts.forEach((terms, f) => {
+      (this.fieldLength[f] as Float64Array)[slot] = terms.size;
+      for (const [term, tf] of terms) {
+        const p = this.postings(term, f);
+        p.push(slot, tf, terms.size);
+        postings.push(p);
       }
     });
-    this.texts[slot] = undefined;
+    return { key, slot };
+  }
+
+  /**
+   * Retires the live documents with the keys in `remove`, then makes each of `put` (from `staging`)
+   * live in place of the one with its key, all at once: a step per posting of the documents
+   * involved, no tokenising.
+   */
+  commit(remove: readonly string[], put: readonly StagedDoc[]): void {
+    for (const key of remove) this.retire(key);
+    for (const { key, slot } of put) {
+      this.retire(key);
+      this.slotOf.set(key, slot);
+      this.alive[slot] = 1;
+      for (const p of this.docPostings[slot] ?? []) p.df++;
+      FIELDS.forEach((_, f) => {
+        this.totalLength[f] = (this.totalLength[f] ?? 0) + ((this.fieldLength[f] as Float64Array)[slot] ?? 0);
+      });
+    }
+  }
+
+  private retire(key: string): void {
+    const slot = this.slotOf.get(key);
+    if (slot === undefined) return;
+    this.slotOf.delete(key);
+    this.alive[slot] = 0;
+    for (const p of this.docPostings[slot] ?? []) p.df--;
+    FIELDS.forEach((_, f) => {
+      this.totalLength[f] = (this.totalLength[f] ?? 0) - ((this.fieldLength[f] as Float64Array)[slot] ?? 0);
+    });
+    this.docPostings[slot] = undefined;
     this.keys[slot] = undefined;
-    return true;
   }
 
   private postings(term: string, field: number): Postings {

@@ -8,6 +8,8 @@ const { eng } = createRequire(import.meta.url)('stopword') as { eng: string[] };
 const STOPWORDS = new Set(eng);
 // Letters with their combining marks (accents, Indic vowel signs) and digits.
 const WORD_RUNS = /[\p{L}\p{M}\p{N}]+/gu;
+const NOT_ASCII = /[\u0080-\uffff]/;
+const ASCII_WORD_RUNS = /[a-z0-9]+/g;
 // Han, kana: scripts written without spaces between words.
 const UNSPACED_SCRIPT = /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]+)/u;
 
@@ -20,7 +22,19 @@ const UNSPACED_SCRIPT = /([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]
  */
 export function searchTerms(text: string): string[] {
   const terms: string[] = [];
-  for (const run of text.toLowerCase().match(WORD_RUNS) ?? []) {
+  const lower = text.toLowerCase();
+  // The common case, and several times faster than the Unicode classes: in ASCII the word runs are
+  // exactly the runs of a-z and 0-9, and there is no Han or kana.
+  if (!NOT_ASCII.test(lower)) {
+    for (const run of lower.match(ASCII_WORD_RUNS) ?? []) if (!STOPWORDS.has(run)) terms.push(run);
+    return terms;
+  }
+  for (const run of lower.match(WORD_RUNS) ?? []) {
+    // Most runs hold no Han or kana: one test instead of a split (a regex split costs far more).
+    if (!UNSPACED_SCRIPT.test(run)) {
+      if (!STOPWORDS.has(run)) terms.push(run);
+      continue;
+    }
     for (const part of run.split(UNSPACED_SCRIPT)) {
       if (part === '') continue;
       if (!UNSPACED_SCRIPT.test(part)) {

@@ -3,8 +3,9 @@
  * (catalog-index.ts). Recall never asks a model to rank the whole catalog.
  */
 import { performance } from 'node:perf_hooks';
+import { setImmediate } from 'node:timers/promises';
 import type { Candidate } from '../workflows/capabilities.js';
-import { Bm25Index } from './catalog-index.js';
+import { Bm25Index, type FieldText, type StagedDoc } from './catalog-index.js';
 
 export { searchTerms } from './catalog-terms.js';
 
@@ -58,10 +59,9 @@ export interface CapabilityCatalog {
 
 const KINDS: Array<CatalogEntry['kind']> = ['skill', 'toolset'];
 
-/** The entry's text per index field (FIELDS order: name, description, tags, tools, id). */
-function fieldsOf(entry: CatalogEntry): string[] {
-  const tools =
-    entry.kind === 'toolset' ? entry.tools.map((t) => `${t.name.replace(/_/g, ' ')} ${t.description}`).join(' ') : '';
+/** The entry's text per index field (FIELDS order: name, description, tags, tools, id); tools one piece per tool. */
+function fieldsOf(entry: CatalogEntry): FieldText[] {
+  const tools = entry.kind === 'toolset' ? entry.tools.map((t) => `${t.name.replace(/_/g, ' ')} ${t.description}`) : '';
   return [entry.name, entry.description, entry.tags.join(' '), tools, entry.id];
 }
 
@@ -75,11 +75,13 @@ export interface CatalogChanges {
 
 /**
  * An in-memory BM25+ index over catalog entries. `replace` rebuilds it whole (a catalog reload);
- * `update` and `updateGradually` change single entries (an MCP refresh).
+ * `update` and `updateGradually` change the entries named (an MCP refresh), all at once.
  */
 export class IndexedCatalog implements CapabilityCatalog {
   private index = new Bm25Index();
   private entries = new Map<string, CatalogEntry>();
+  /** The gradual update under way (settled when none is): the next one starts after it. */
+  private updating: Promise<void> = Promise.resolve();
 
   constructor(entries: CatalogEntry[] = []) {
     this.replace(entries);
@@ -99,42 +101,54 @@ export class IndexedCatalog implements CapabilityCatalog {
     this.entries = map;
   }
 
-  /** Adds or replaces (by kind and id) and removes entries, one at a time. */
+  /** Removes, then adds or replaces (by kind and id), entries; a recall sees all of the changes or none. */
   update(changes: CatalogChanges): void {
-    for (const entry of changes.remove ?? []) this.removeOne(entry);
-    for (const entry of changes.put ?? []) this.putOne(entry);
+    const index = this.index;
+    const staged = (changes.put ?? []).map((entry) =>
+      index.stage(keyOf(entry), KINDS.indexOf(entry.kind), fieldsOf(entry)),
+    );
+    this.commit(index, changes, staged);
   }
 
   /**
-   * `update` in slices of about `sliceMs`, yielding to the event loop between them, so a large
-   * refresh never holds up the worker's other work (workflow tasks, heartbeats) for long. Each entry
-   * changes atomically; a recall during the update sees some entries changed and others not yet.
+   * `update` without holding up the worker's event loop (workflow tasks, heartbeats) for long: the
+   * changed entries are tokenised and indexed off to the side, in slices of about `sliceMs` with the
+   * event loop running between them (a slice ends between two of a toolset's tools, so a server
+   * listing thousands of them is spread over several), and then all of them become visible at once.
+   * A recall meanwhile sees the catalog as it was before the update; one after it sees every change.
+   * Gradual updates apply one after the other, in call order; a `replace` made while one is under
+   * way wins over it.
    */
-  async updateGradually(changes: CatalogChanges, sliceMs = 10): Promise<void> {
-    const work = [
-      ...(changes.remove ?? []).map((entry) => () => this.removeOne(entry)),
-      ...(changes.put ?? []).map((entry) => () => this.putOne(entry)),
-    ];
-    let sliceStart = performance.now();
-    for (const step of work) {
-      step();
-      if (performance.now() - sliceStart >= sliceMs) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
+  updateGradually(changes: CatalogChanges, sliceMs = 10): Promise<void> {
+    const run = this.updating.then(async () => {
+      const index = this.index;
+      const staged: StagedDoc[] = [];
+      let sliceStart = performance.now();
+      for (const entry of changes.put ?? []) {
+        const steps = index.staging(keyOf(entry), KINDS.indexOf(entry.kind), fieldsOf(entry));
+        for (let step = steps.next(); ; step = steps.next()) {
+          if (step.done) {
+            staged.push(step.value);
+            break;
+          }
+          if (performance.now() - sliceStart >= sliceMs) {
+            await setImmediate();
+            sliceStart = performance.now();
+          }
+        }
       }
-    }
+      // Replaced meanwhile: the catalog given to `replace` is the newer one.
+      if (this.index === index) this.commit(index, changes, staged);
+    });
+    this.updating = run.catch(() => undefined);
+    return run;
   }
 
-  private putOne(entry: CatalogEntry): void {
-    const key = keyOf(entry);
-    this.entries.set(key, entry);
-    this.index.add(key, KINDS.indexOf(entry.kind), fieldsOf(entry));
-  }
-
-  private removeOne(entry: Pick<CatalogEntry, 'kind' | 'id'>): void {
-    const key = keyOf(entry);
-    this.entries.delete(key);
-    this.index.remove(key);
+  /** Makes `changes`, staged in `index`, visible together: in the index and in the entry map. */
+  private commit(index: Bm25Index, changes: CatalogChanges, staged: StagedDoc[]): void {
+    index.commit((changes.remove ?? []).map(keyOf), staged);
+    for (const entry of changes.remove ?? []) this.entries.delete(keyOf(entry));
+    for (const entry of changes.put ?? []) this.entries.set(keyOf(entry), entry);
   }
 
   /**

@@ -66,7 +66,7 @@ interface ServerSlot {
   status: McpServerStatus;
   live?: Live;
   toolset?: ToolsetEntry;
-  /** JSON of `toolset`, computed once per listing, so a refresh compares strings instead of re-serialising. */
+  /** JSON of `toolset`, computed once per listing, to tell a changed listing from the same one again. */
   fingerprint?: string;
   /** The last lines the stdio server wrote to stderr, for failure messages. */
   stderr: string[];
@@ -110,7 +110,8 @@ export class McpCatalog {
   private interval: NodeJS.Timeout | undefined;
   private inFlight: Promise<McpRefreshReport> | undefined;
   private readonly serverRefreshes = new Map<string, Promise<CatalogProblem | undefined>>();
-  private lastFingerprint = '';
+  /** Each slot's toolset when `onChange` was last called (none yet: nothing listed). */
+  private lastEmitted: Array<ToolsetEntry | undefined> = [];
   private readonly closings = new Set<Promise<void>>();
   private closing = false;
 
@@ -367,7 +368,7 @@ export class McpCatalog {
     if (declarations.length === 0) return this.fail(slot, `mcpServers.${name}: skipped: the server lists no tools`);
     const info = slot.live?.client.getServerVersion();
     const instructions = slot.live?.client.getInstructions()?.trim();
-    slot.toolset = {
+    const toolset: ToolsetEntry = {
       kind: 'toolset',
       id,
       name: config.title ?? info?.title ?? name,
@@ -379,7 +380,12 @@ export class McpCatalog {
       tools: declarations,
       execution: 'mcp',
     };
-    slot.fingerprint = JSON.stringify(slot.toolset);
+    const fingerprint = JSON.stringify(toolset);
+    // An unchanged listing keeps the object it produced before: whoever indexed it can tell by identity.
+    if (fingerprint !== slot.fingerprint || !slot.toolset) {
+      slot.toolset = toolset;
+      slot.fingerprint = fingerprint;
+    }
     slot.status = { ...slot.status, state: 'ready', tools: declarations.length, listedAt: new Date().toISOString() };
     delete slot.status.error;
     const unknown = config.approvalRequired.filter((tool) => !seen.has(tool));
@@ -410,11 +416,14 @@ export class McpCatalog {
     return closing.finally(() => this.closings.delete(closing));
   }
 
-  /** Tells `onChange` when what the catalog should hold differs from what it was last told. */
+  /**
+   * Tells `onChange` when what the catalog should hold differs from what it was last told: a slot's
+   * toolset object changes only when its listing did (`accept`), so comparing objects is enough.
+   */
   private emitIfChanged(): void {
-    const fingerprint = this.slots.map((slot) => slot.fingerprint ?? '').join('\n');
-    if (fingerprint === this.lastFingerprint) return;
-    this.lastFingerprint = fingerprint;
+    const current = this.slots.map((slot) => slot.toolset);
+    if (current.every((toolset, i) => toolset === this.lastEmitted[i])) return;
+    this.lastEmitted = current;
     this.options.onChange?.(this.toolsets());
   }
 }

@@ -6,15 +6,16 @@ import type { CatalogEntry, IndexedCatalog, ToolsetEntry } from './catalog.js';
 import type { CatalogProblem } from './catalog-files.js';
 import { McpCatalog, type McpCatalogOptions } from './mcp-catalog.js';
 
-/**
- * The catalog's entries with the MCP toolsets added; an MCP toolset whose id a catalog file already
- * uses is left out and reported (the file wins, as it did before the server was configured).
- */
-export function withMcpToolsets(
-  base: CatalogEntry[],
+/** The ids of the catalog's own toolsets, each with where it came from. */
+function toolsetSources(base: CatalogEntry[]): Map<string, string> {
+  return new Map(base.filter((e) => e.kind === 'toolset').map((e) => [e.id, e.source]));
+}
+
+/** The MCP toolsets whose id no catalog file uses (`taken`), and a problem for each that one does. */
+function admitMcpToolsets(
+  taken: Map<string, string>,
   toolsets: ToolsetEntry[],
-): { entries: CatalogEntry[]; problems: CatalogProblem[] } {
-  const taken = new Map(base.filter((e) => e.kind === 'toolset').map((e) => [e.id, e.source]));
+): { added: ToolsetEntry[]; problems: CatalogProblem[] } {
   const problems: CatalogProblem[] = [];
   const added = toolsets.filter((toolset) => {
     const other = taken.get(toolset.id);
@@ -26,6 +27,18 @@ export function withMcpToolsets(
     }
     return other === undefined;
   });
+  return { added, problems };
+}
+
+/**
+ * The catalog's entries with the MCP toolsets added; an MCP toolset whose id a catalog file already
+ * uses is left out and reported (the file wins, as it did before the server was configured).
+ */
+export function withMcpToolsets(
+  base: CatalogEntry[],
+  toolsets: ToolsetEntry[],
+): { entries: CatalogEntry[]; problems: CatalogProblem[] } {
+  const { added, problems } = admitMcpToolsets(toolsetSources(base), toolsets);
   return { entries: [...base, ...added], problems };
 }
 
@@ -44,32 +57,29 @@ export interface McpToolsetsOptions extends Omit<McpCatalogOptions, 'onChange' |
  * toolsets; `problems` holds the config file's bad entries and the servers that were skipped. Close
  * the returned catalog at shutdown.
  *
- * A refresh is incremental: only toolsets whose listing changed are removed and re-indexed, in short
- * slices between which the worker's event loop runs (the whole index used to be rebuilt, blocking the
- * worker for seconds at 10,000 entries). `applied()` resolves once the catalog reflects every change
- * seen so far.
+ * A refresh is incremental: only toolsets whose listing changed are removed and re-indexed, staged in
+ * short slices between which the worker's event loop runs and then made visible at once (the whole
+ * index used to be rebuilt, blocking the worker for seconds at 10,000 entries). Nothing on the way
+ * walks the whole catalog: the catalog's own toolset ids are looked up once, and a toolset whose
+ * listing did not change is the very object indexed before (McpCatalog keeps it). `applied()`
+ * resolves once the catalog reflects every change seen so far.
  */
 export async function connectMcpToolsets(
   options: McpToolsetsOptions,
 ): Promise<{ mcp: McpCatalog; problems: CatalogProblem[]; applied: () => Promise<void> }> {
   const { configPath, catalog, baseEntries, ...rest } = options;
-  const indexed = new Map<string, string>();
+  const taken = toolsetSources(baseEntries);
+  let indexed = new Map<string, ToolsetEntry>();
   let applying = Promise.resolve();
   const apply = (toolsets: ToolsetEntry[]) => {
-    const merged = withMcpToolsets(baseEntries, toolsets);
-    const next = new Map<string, string>();
-    const put: ToolsetEntry[] = [];
-    for (const toolset of merged.entries.slice(baseEntries.length) as ToolsetEntry[]) {
-      const fingerprint = JSON.stringify(toolset);
-      next.set(toolset.id, fingerprint);
-      if (indexed.get(toolset.id) !== fingerprint) put.push(toolset);
-    }
+    const { added, problems } = admitMcpToolsets(taken, toolsets);
+    const next = new Map(added.map((toolset) => [toolset.id, toolset]));
+    const put = added.filter((toolset) => indexed.get(toolset.id) !== toolset);
     const remove = [...indexed.keys()].filter((id) => !next.has(id)).map((id) => ({ kind: 'toolset' as const, id }));
-    indexed.clear();
-    for (const [id, fingerprint] of next) indexed.set(id, fingerprint);
+    indexed = next;
     // In order: a later change must not be overtaken by an earlier one still being applied.
     applying = applying.then(() => catalog.updateGradually({ put, remove }));
-    return merged.problems;
+    return problems;
   };
   let started = false;
   const { mcp, problems } = McpCatalog.fromFile(configPath, {
@@ -85,7 +95,7 @@ export async function connectMcpToolsets(
   await applied();
   return {
     mcp,
-    problems: [...problems, ...report.problems, ...withMcpToolsets(baseEntries, report.toolsets).problems],
+    problems: [...problems, ...report.problems, ...admitMcpToolsets(taken, report.toolsets).problems],
     applied,
   };
 }

@@ -1,12 +1,13 @@
 /**
  * MCP servers as catalog toolsets, against real servers: the fixture over stdio (spawned with
- * `node --import tsx`) and over streamable HTTP on 127.0.0.1, plus servers that cannot start.
+ * `node --import tsx`) and over streamable HTTP on 127.0.0.1 (in this process, or in child processes
+ * for the large-catalog refresh), plus servers that cannot start.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IndexedCatalog, type ToolsetEntry } from '../capabilities/catalog.js';
+import { IndexedCatalog, type CatalogChanges, type ToolsetEntry } from '../capabilities/catalog.js';
 import { loadCatalogDir } from '../capabilities/catalog-files.js';
 import { McpCatalog } from '../capabilities/mcp-catalog.js';
 import {
@@ -16,15 +17,21 @@ import {
   type McpServerDefinition,
 } from '../capabilities/mcp-config.js';
 import { connectMcpToolsets, withMcpToolsets } from '../capabilities/mcp-toolsets.js';
+import { Draw, SEED, benchQueries, prng, syntheticEntries } from '../bench/recall.js';
+import { spawnHttpFixture } from './support/mcp-fixture.js';
 import { startHttpFixture, type FixtureTool, type HttpFixture } from './support/mcp-fixture-server.js';
 import { freePorts } from './support/ports.js';
 
 const FIXTURE = resolve('test/support/mcp-fixture-server.ts');
-/** A config entry that runs the fixture over stdio. */
+/**
+ * A config entry that runs the fixture over stdio. Its start-up bound is generous: on a loaded
+ * machine several `node --import tsx` processes starting at once take longer than the 10 s default.
+ */
 const fixtureEntry = (env: Record<string, string> = {}, extra: Record<string, unknown> = {}) => ({
   command: process.execPath,
   args: ['--import', 'tsx', FIXTURE],
   env,
+  timeoutMs: 60_000,
   ...extra,
 });
 
@@ -240,6 +247,83 @@ describe('McpCatalog against real servers', () => {
     const [a, b] = [mcp.refresh(), mcp.refresh()];
     expect(a).toBe(b);
     await a;
+  });
+});
+
+describe('a refresh of a large catalog', () => {
+  const SERVERS = 3;
+  const TOOLS = 200;
+  const before = (server: number): FixtureTool[] =>
+    Array.from({ length: TOOLS }, (_, i) => ({
+      name: `convert_${server}_${i}`,
+      description: `Convert spreadsheet ${i} of server ${server} into a quarterly report.`,
+    }));
+  const after = (server: number): FixtureTool[] =>
+    Array.from({ length: TOOLS }, (_, i) => ({
+      name: `archive_${server}_${i}`,
+      description: `Archive mailbox folder ${i} of server ${server} as zebra parcels.`,
+    }));
+
+  /** Yields after every piece of every staged entry, so a probe certainly runs while an update is staged. */
+  class ObservedCatalog extends IndexedCatalog {
+    staging = false;
+    override async updateGradually(changes: CatalogChanges): Promise<void> {
+      this.staging = true;
+      try {
+        await super.updateGradually(changes, 0);
+      } finally {
+        this.staging = false;
+      }
+    }
+  }
+
+  it('recalls either the old or the new catalog while it runs, and what a full rebuild does after', async () => {
+    const { vocabulary, queries: benchQueryList } = benchQueries();
+    const base = syntheticEntries(10_000, vocabulary, new Draw(prng(SEED)));
+    const queries = [
+      'archive the mailbox as zebra parcels',
+      'convert a spreadsheet into a quarterly report',
+      'fixture server tools',
+      ...benchQueryList.slice(0, 5),
+    ];
+    const snapshot = (catalog: IndexedCatalog) => JSON.stringify(queries.map((q) => catalog.recall(q)));
+    const fixtures = await Promise.all(Array.from({ length: SERVERS }, (_, s) => spawnHttpFixture(before(s))));
+    const configPath = join(dir, 'large.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({ mcpServers: Object.fromEntries(fixtures.map((f, s) => [`large-${s}`, { url: f.url }])) }),
+    );
+    const catalog = new ObservedCatalog(base);
+    const { mcp, applied } = await connectMcpToolsets({ configPath, catalog, baseEntries: base });
+    try {
+      const old = snapshot(new IndexedCatalog([...base, ...mcp.toolsets()]));
+      expect(snapshot(catalog)).toBe(old);
+
+      await Promise.all(fixtures.map((f, s) => f.setTools(after(s))));
+      const seen: Array<{ during: boolean; recalled: string }> = [];
+      const probe = setInterval(() => seen.push({ during: catalog.staging, recalled: snapshot(catalog) }), 1);
+      try {
+        await mcp.refresh();
+        await applied();
+      } finally {
+        clearInterval(probe);
+      }
+
+      expect(mcp.toolsets().map((t) => t.tools[0]?.name)).toEqual(fixtures.map((_, s) => `archive_${s}_0`));
+      const fresh = snapshot(new IndexedCatalog([...base, ...mcp.toolsets()]));
+      // Identical to a full rebuild: the same candidates in the same order, with the same scores.
+      expect(snapshot(catalog)).toBe(fresh);
+      expect(fresh).not.toBe(old);
+      // Every server's toolset changed in one update: a recall in the middle of it saw all or none.
+      expect(seen.filter((s) => s.during).length).toBeGreaterThan(0);
+      for (const { recalled } of seen) expect([old, fresh]).toContain(recalled);
+      expect(catalog.recall(queries[0] as string).toolsets.map((c) => c.id)).toEqual(
+        expect.arrayContaining(fixtures.map((_, s) => `mcp-large-${s}`)),
+      );
+    } finally {
+      await mcp.close();
+      await Promise.all(fixtures.map((f) => f.close()));
+    }
   });
 });
 

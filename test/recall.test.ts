@@ -53,6 +53,14 @@ describe('recall on the demo catalog (default k and floor)', () => {
     expect(catalog.recall('把刚才的 Markdown 转成 Word').skills[0]?.id).toBe('markdown-to-docx');
   });
 
+  it('splits ASCII text as the Unicode path does (one non-ASCII word sends the whole text down it)', () => {
+    for (const entry of demo.entries) {
+      const text = `${entry.name} ${entry.description} ${entry.tags.join(' ')} ${entry.id}`;
+      expect([...searchTerms(text), 'café']).toEqual(searchTerms(`${text} café`));
+    }
+    expect(searchTerms('Search_the web, v2 (TOP-10)')).toEqual(['search', 'web', 'v2', 'top', '10']);
+  });
+
   it('returns each candidate with its id, name, source and a descending score', () => {
     const found = catalog.recall('Convert the Markdown we just created to Word');
     expect(found.skills[0]).toEqual({

@@ -14,9 +14,14 @@
  *   answers a key that has a `done` line from that record (appending `replay\t<key>`) and does nothing
  *   else; otherwise it appends `start\t<key>\t<ms>`, works for JOURNAL_WORK_MS (so a kill can land
  *   inside), appends `done\t<key>\t<result>` and answers. `add` appends `ran\tadd\t<key>` each time;
- * - `MCP_FIXTURE_MODE=crash`: writes to stderr and exits at once; `hang`: never answers.
+ * - `MCP_FIXTURE_MODE=crash`: writes to stderr and exits at once; `hang`: never answers;
+ * - `MCP_FIXTURE_MODE=http`, started with an IPC channel (`fork`): serves streamable HTTP on
+ *   127.0.0.1 instead (see `spawnHttpFixture` in mcp-fixture.ts), sends `{ url }` once listening,
+ *   answers each `{ tools }` message with `{ tools: <count> }` once later requests see those tools,
+ *   and exits when the parent disconnects.
  *
- * Imported, `startHttpFixture` serves the same tools over streamable HTTP on 127.0.0.1.
+ * Imported, `startHttpFixture` serves the same tools over streamable HTTP on 127.0.0.1, in the
+ * importing process.
  */
 import { appendFileSync, existsSync, readFileSync, watchFile, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -173,6 +178,7 @@ async function serveStdio(): Promise<void> {
     process.stderr.write('fixture: crashing on purpose\n');
     process.exit(3);
   }
+  if (mode === 'http') return serveHttpChild();
   if (mode === 'hang') {
     // Keeps the process alive without ever reading stdin or answering `initialize`.
     setInterval(() => undefined, 60_000);
@@ -244,6 +250,20 @@ export async function startHttpFixture(
       http.close(() => resolve());
     });
   return fixture;
+}
+
+/** The HTTP fixture in its own process, driven by its parent over IPC. */
+async function serveHttpChild(): Promise<void> {
+  const send = process.send?.bind(process);
+  if (!send) throw new Error('MCP_FIXTURE_MODE=http needs an IPC channel (start it with fork)');
+  const fixture = await startHttpFixture();
+  process.on('message', (message: { tools?: FixtureTool[] }) => {
+    if (!message.tools) return;
+    fixture.tools = message.tools;
+    send({ tools: message.tools.length });
+  });
+  process.on('disconnect', () => process.exit(0));
+  send({ url: fixture.url });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
