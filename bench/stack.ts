@@ -74,7 +74,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     });
     address = server.address;
   }
-  const connection = await Connection.connect({ address });
+  // The long Session's runs pass gRPC's default 4 MB receive limit (a 10,000-input run failed reading a
+  // 4.36 MB history); the bench reads whole histories to count events and carried-state bytes.
+  const connection = await Connection.connect({
+    address,
+    channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
+  });
   if (options.address) await ensureSearchAttributes(connection, namespace);
   const client = new Client({ connection, namespace });
   const taskQueue = `bench-${Date.now().toString(36)}`;
