@@ -31,15 +31,12 @@ export interface Lookahead {
    * way: a judgment against other goals is dropped, and the caller judges the input afresh.
    */
   take(seq: number, phaseGoal: string, sessionGoal: string): Promise<RelevanceOutput> | undefined;
-  /** How many judgments were dropped because the goals had changed (for tests and details). */
-  readonly dropped: number;
 }
 
 const goalsKey = (phaseGoal: string, sessionGoal: string) => JSON.stringify([phaseGoal, sessionGoal]);
 
 export function makeLookahead(state: SessionState, relevance: Relevance): Lookahead {
   const judgments = new Map<number, Judgment>();
-  let dropped = 0;
   const judge = (input: PendingInput, phaseGoal: string, sessionGoal: string): Judgment => {
     const result = relevance({
       message: { text: input.text, resources: input.resources },
@@ -61,7 +58,6 @@ export function makeLookahead(state: SessionState, relevance: Relevance): Lookah
       for (const input of state.queue.slice(0, width)) {
         const current = judgments.get(input.seq);
         if (current?.goals === key) continue;
-        if (current) dropped++;
         judgments.set(input.seq, judge(input, phase.text, session.text));
       }
     },
@@ -69,14 +65,7 @@ export function makeLookahead(state: SessionState, relevance: Relevance): Lookah
       const judgment = judgments.get(seq);
       judgments.delete(seq);
       if (!judgment) return undefined;
-      if (judgment.goals !== goalsKey(phaseGoal, sessionGoal)) {
-        dropped++;
-        return undefined;
-      }
-      return judgment.result;
-    },
-    get dropped() {
-      return dropped;
+      return judgment.goals === goalsKey(phaseGoal, sessionGoal) ? judgment.result : undefined;
     },
   };
 }
