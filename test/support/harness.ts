@@ -70,6 +70,8 @@ export async function startWorker(options: {
   mcp?: ActivityDeps['mcp'];
   /** The memory store that recall reads and `memory_save` writes. */
   memories?: ActivityDeps['memories'];
+  /** Workflow code other than the suite's bundle (for example a faulty deploy). */
+  workflowBundle?: { code: string };
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -81,7 +83,7 @@ export async function startWorker(options: {
     connection: nativeConnection,
     namespace,
     taskQueue,
-    workflowBundle: { code: readFileSync(inject('workflowBundlePath'), 'utf8') },
+    workflowBundle: options.workflowBundle ?? { code: readFileSync(inject('workflowBundlePath'), 'utf8') },
     activities: createActivities({
       models: options.models,
       catalog: options.catalog ?? catalog(),
