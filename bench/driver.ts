@@ -89,7 +89,7 @@ export async function decided(d: Driven, seq: number, timeoutMs = 120_000, pollM
 
 const { temporal } = proto;
 const EventType = temporal.api.enums.v1.EventType;
-type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+export type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
 /** The events of one run, oldest first. */
 export async function runEvents(client: Client, workflowId: string, runId?: string): Promise<HistoryEvent[]> {
@@ -175,6 +175,11 @@ export async function allRuns(client: Client, workflowId: string, firstRunId: st
     runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
   return runs;
+}
+
+/** An event's encoded size, as the server stores it. */
+export function eventBytes(e: HistoryEvent): number {
+  return proto.temporal.api.history.v1.HistoryEvent.encode(e).finish().length;
 }
 
 /** Bytes of the start argument of a run: for a continued Session, the state it carried. */

@@ -124,6 +124,43 @@ export function reportRows(r: BenchResults): Row[] {
       verdict(l.carriedBytes.max < 256 * 1024),
     ]);
     rows.push(['long Session: runs', f(l.runs), '', '', '', '']);
+    rows.push(['long Session: ms/input by tenth of the inputs', l.byTenth.join(' / '), '', '', '', '']);
+    const { first, last } = l.breakdown;
+    const pair = (a: number, b: number, unit: string) => `${f(a, unit)} → ${f(b, unit)}`;
+    rows.push([
+      'long Session, first → last: history KB / input',
+      pair(Math.round(first.historyBytesPerInput / 102.4) / 10, Math.round(last.historyBytesPerInput / 102.4) / 10, ''),
+      '',
+      '',
+      '',
+      '',
+    ]);
+    rows.push([
+      'long Session, first → last: workflow-task ms / input',
+      pair(first.workflowTaskMsPerInput, last.workflowTaskMsPerInput, ' ms'),
+      '',
+      '',
+      '',
+      '',
+    ]);
+    for (const type of Object.keys(last.activityMsPerInput)) {
+      rows.push([
+        `long Session, first → last: ${type} ms / input`,
+        pair(first.activityMsPerInput[type] ?? 0, last.activityMsPerInput[type] ?? 0, ' ms'),
+        '',
+        '',
+        '',
+        '',
+      ]);
+    }
+    rows.push([
+      'long Session, first → last: inputs / run, failed tasks / run',
+      `${f(round1(first.inputs / first.runs))}, ${f(first.failedTasksPerRun)} → ${f(round1(last.inputs / last.runs))}, ${f(last.failedTasksPerRun)}`,
+      '',
+      '',
+      '',
+      '',
+    ]);
   }
   for (const row of r.recall ?? []) {
     const target = row.entries === 10_000 ? 2 : row.entries === 100_000 ? 10 : undefined;
@@ -209,3 +246,5 @@ export function printReport(r: BenchResults): void {
   console.log(`node ${r.machine.node}, ${r.machine.cpus} CPUs, load average ${r.machine.loadavg.join(' ')} at start`);
   console.log(table.toString());
 }
+
+const round1 = (n: number) => Math.round(n * 10) / 10;

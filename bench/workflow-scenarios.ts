@@ -11,6 +11,7 @@ import {
   close,
   countByType,
   decided,
+  eventBytes,
   send,
   settledEvents,
   start,
@@ -18,6 +19,7 @@ import {
   type Driven,
   type Flavor,
   type FlavorName,
+  type HistoryEvent,
 } from './driver.js';
 import type { Stack } from './stack.js';
 import { mean, median, percentile, pool, round } from './stats.js';
@@ -203,6 +205,10 @@ export interface LongResult {
   firstMsPerInput: { mean: number; p50: number };
   lastMsPerInput: { mean: number; p50: number };
   ratioLastFirst: number;
+  /** Mean ms per input in each tenth of the inputs, first to last. */
+  byTenth: number[];
+  /** Where the time went in the runs that bound the first and the last `window` inputs (from history). */
+  breakdown: { first: RunCost; last: RunCost };
   runs: number;
   /** Start-argument bytes of each continued run: the state carried across continue-as-new. */
   carriedBytes: { max: number; median: number; perRun: number[] };
@@ -235,8 +241,20 @@ export async function longSession(stack: Stack, inputs: number, batch: number): 
   const window = Math.min(1_000, Math.floor(inputs / 5));
   const first = perInput.slice(0, window);
   const last = perInput.slice(-window);
+  const tenth = Math.ceil(perInput.length / 10);
+  const byTenth = Array.from({ length: 10 }, (_, i) => round(mean(perInput.slice(i * tenth, (i + 1) * tenth))));
   const runs = await allRuns(stack.client, d.handle.workflowId, firstRunId);
   const perRun = runs.slice(1).map(startInputBytes);
+  const signalled = runs.map((events) => events.filter((e) => e.workflowExecutionSignaledEventAttributes).length);
+  const total = signalled.reduce((a, b) => a + b, 0);
+  let seen = 0;
+  const firstRuns: HistoryEvent[][] = [];
+  const lastRuns: HistoryEvent[][] = [];
+  runs.forEach((events, i) => {
+    if (seen < window + 2) firstRuns.push(events);
+    seen += signalled[i] ?? 0;
+    if (seen > total - window) lastRuns.push(events);
+  });
   return {
     inputs,
     batch,
@@ -244,7 +262,61 @@ export async function longSession(stack: Stack, inputs: number, batch: number): 
     firstMsPerInput: { mean: round(mean(first)), p50: round(median(first)) },
     lastMsPerInput: { mean: round(mean(last)), p50: round(median(last)) },
     ratioLastFirst: round(mean(last) / mean(first)),
+    byTenth,
+    breakdown: { first: runCost(firstRuns), last: runCost(lastRuns) },
     runs: runs.length,
     carriedBytes: { max: Math.max(0, ...perRun), median: round(median(perRun)) || 0, perRun },
+  };
+}
+
+/** Per bound input, over a set of runs: what the server's history says each part took. */
+export interface RunCost {
+  runs: number;
+  inputs: number;
+  /** Encoded history bytes per input. */
+  historyBytesPerInput: number;
+  /** Workflow task scheduled → completed, summed per input (worker time plus task queue wait). */
+  workflowTaskMsPerInput: number;
+  /** Activity scheduled → completed, summed per input, by activity type. */
+  activityMsPerInput: Record<string, number>;
+  /** Failed workflow tasks per run (the server's UNHANDLED_COMMAND at continue-as-new, mostly). */
+  failedTasksPerRun: number;
+}
+
+function ms(e: HistoryEvent): number {
+  const t = e.eventTime;
+  return t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : 0;
+}
+
+function runCost(runs: HistoryEvent[][]): RunCost {
+  let inputs = 0;
+  let bytes = 0;
+  let taskMs = 0;
+  let failed = 0;
+  const activityMs: Record<string, number> = {};
+  for (const events of runs) {
+    const byId = new Map(events.map((e) => [String(e.eventId), e]));
+    for (const e of events) {
+      if (e.workflowExecutionSignaledEventAttributes) inputs++;
+      bytes += eventBytes(e);
+      const done = e.workflowTaskCompletedEventAttributes ?? e.workflowTaskFailedEventAttributes;
+      const scheduledId = done?.scheduledEventId ?? e.workflowTaskTimedOutEventAttributes?.scheduledEventId;
+      const scheduled = scheduledId ? byId.get(String(scheduledId)) : undefined;
+      if (scheduled) taskMs += ms(e) - ms(scheduled);
+      if (e.workflowTaskFailedEventAttributes) failed++;
+      const activity = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes;
+      const started = activity?.scheduledEventId ? byId.get(String(activity.scheduledEventId)) : undefined;
+      const type = started?.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (started && type) activityMs[type] = (activityMs[type] ?? 0) + ms(e) - ms(started);
+    }
+  }
+  const per = (n: number) => round(n / Math.max(1, inputs));
+  return {
+    runs: runs.length,
+    inputs,
+    historyBytesPerInput: per(bytes),
+    workflowTaskMsPerInput: per(taskMs),
+    activityMsPerInput: Object.fromEntries(Object.entries(activityMs).map(([k, v]) => [k, per(v)])),
+    failedTasksPerRun: round(failed / Math.max(1, runs.length)),
   };
 }
