@@ -33,6 +33,7 @@ import {
   startSession,
   startWorker,
   uniqueId,
+  userJson,
   waitFor,
   type TestWorker,
 } from './support/harness.js';
@@ -359,5 +360,30 @@ describe('the agent acts inside the aligned environment', () => {
     expect(childSnapshot.parentSessionId).toBe(handle.workflowId.slice('session:'.length));
     expect(childSnapshot.goals.session?.text).toBe('Research competitor pricing for Q3');
     expect((await handle.query(snapshotQuery)).children.map((c) => c.sessionId)).toContain(sessionId);
+  });
+});
+
+describe('the context window', () => {
+  it('compacts a window over agentContextBytes down to half of it, not again at every input', async () => {
+    const goal = 'Draft the onboarding handbook chapter by chapter';
+    const handle = await sessionWith(goal, [], { agentContextBytes: 8_192 });
+    const compactions = () =>
+      server.requests(MODEL.compaction).filter((r) => userJson<{ phaseGoal?: string }>(r).phaseGoal === goal).length;
+    const steps: RecordedRequest[] = [];
+    for (let seq = 2; seq <= 15; seq++) {
+      const before = server.requests(MODEL.agent).length;
+      // About 1 KB of transcript per input: the text and the scripted echo of it.
+      const text = `Chapter ${seq}: ${'add detail on the team rituals and the tools we use. '.repeat(9)}`;
+      expect(await turn(handle, seq, text)).toMatchObject({ status: 'done', outcome: 'replied' });
+      steps.push(...agentRequests(before));
+    }
+    // The window passes 8 KB after about 7 inputs; compacting only what was over budget then called
+    // the compaction model at each of the remaining 7 inputs. Down to 4 KB, it is about every 4th.
+    expect(compactions()).toBeGreaterThanOrEqual(1);
+    expect(compactions()).toBeLessThanOrEqual(3);
+    const last = steps.at(-1)!;
+    expect(last.messages.some((m) => m.content?.startsWith('[Summary of the earlier conversation]'))).toBe(true);
+    const record = (await handle.query(decisionsQuery)).at(-1);
+    expect(record?.fallbacks).toEqual([]);
   });
 });

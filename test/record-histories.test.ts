@@ -3,8 +3,9 @@
  * RECORD_HISTORIES=1; without it this file records nothing). Each scenario runs on the run's real dev
  * server with the scripted model server and real MCP stdio servers, and writes every run of every
  * Session it involves as `test/histories/<scenario>.<sessionId>.run<n>.json`, replacing that
- * scenario's earlier files. Histories from before a scenario existed (before-routing, with-routing)
- * are never touched.
+ * scenario's earlier files. Histories recorded by older code (before-routing, with-routing, and
+ * before-compact-to-low-water: the same steps as context-compaction, recorded when the window was
+ * compacted again at every input) are never touched.
  *
  * Re-record when a scenario is added or changed, never to paper over a replay failure: a replay
  * failure means a control-flow change that needs `patched()`.
@@ -358,6 +359,22 @@ describe.runIf(enabled)('record replay histories', () => {
     expect(rejected.record?.agent?.toolCalls).toEqual([expect.objectContaining({ status: 'rejected' })]);
     await idle(handle);
     await record('agent-approval', handle);
+  });
+
+  it('context-compaction: a window over agentContextBytes compacts its oldest turns to half of it', async () => {
+    const name = 'context-compaction';
+    forget(name);
+    const goal = 'Draft the onboarding handbook chapter by chapter';
+    script.selection.set(goal, { skills: [], toolsets: [] });
+    const handle = await startSession(w, { settings: { agentContextBytes: 4096 } });
+    await send(handle, goal);
+    await decided(handle, 1);
+    for (let seq = 2; seq <= 10; seq++) {
+      const text = `Chapter ${seq}: ${'add detail on the team rituals and the tools we use. '.repeat(10)}`;
+      expect(await turn(handle, seq, text)).toMatchObject({ outcome: 'replied' });
+    }
+    await idle(handle);
+    await record(name, handle);
   });
 
   it('agent-approval-continue-as-new: a turn waiting for approval is carried into the next run', async () => {

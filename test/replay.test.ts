@@ -47,6 +47,7 @@ describe('replay of committed histories', () => {
     expect(files.length).toBeGreaterThan(0);
     expect(files.some((f) => f.startsWith('before-routing.'))).toBe(true);
     expect(files.some((f) => f.startsWith('with-routing.'))).toBe(true);
+    expect(files.some((f) => f.startsWith('before-compact-to-low-water.'))).toBe(true);
   });
 
   it.each(files)('%s replays deterministically', (file) => {

@@ -4,7 +4,7 @@
  * oldest sealed items (from earlier turns) are compacted into one summary item before the call.
  * Items are whole units, so a tool call is never separated from its result.
  */
-import { isCancellation } from '@temporalio/workflow';
+import { isCancellation, patched } from '@temporalio/workflow';
 import type { SessionContext } from './session-context.js';
 import { describeFailure } from './stage-runner.js';
 import type { ActiveTurn } from './state.js';
@@ -28,12 +28,28 @@ export function itemText(item: TranscriptItem): string {
   }
 }
 
-/** Which of `items` to compact so the rest fits `budget`: the oldest sealed ones (seq < `before`). */
-export function itemsToCompact(items: TranscriptItem[], before: number, budget: number): TranscriptItem[] {
+/**
+ * Compaction brings a window over budget down to this share of it, so it runs once every so many
+ * inputs instead of at every input once the window is full (which cost an extra model call and
+ * history round trip per input).
+ */
+export const COMPACT_TO_SHARE = 0.5;
+
+/**
+ * Which of `items` to compact when they are over `budget`, so the rest fits `target` (≤ budget): the
+ * oldest sealed ones (seq < `before`). Nothing when the items fit the budget.
+ */
+export function itemsToCompact(
+  items: TranscriptItem[],
+  before: number,
+  budget: number,
+  target: number = budget,
+): TranscriptItem[] {
   let size = jsonBytes(items);
+  if (size <= budget) return [];
   const chosen: TranscriptItem[] = [];
   for (const item of items) {
-    if (size <= budget || item.seq >= before) break;
+    if (size <= target || item.seq >= before) break;
     chosen.push(item);
     size -= jsonBytes(item) + 1;
   }
@@ -47,8 +63,12 @@ export async function contextWindow(ctx: SessionContext, turn: ActiveTurn): Prom
   const budget = state.settings.agentContextBytes;
   const inPhase = () => state.transcript.filter((item) => item.seq >= phaseStart);
   const window = inPhase();
-  const old = itemsToCompact(window, turn.seq, budget);
-  if (old.length < 2) return window;
+  const fit = itemsToCompact(window, turn.seq, budget);
+  if (fit.length < 2) return window;
+  // Compacting only what is over budget compacted again at every later input (replay keeps that).
+  const old = patched('compact-to-low-water')
+    ? itemsToCompact(window, turn.seq, budget, Math.floor(budget * COMPACT_TO_SHARE))
+    : fit;
   try {
     const result = await ctx.cancellable(() =>
       ctx.activities.compact({ phaseGoal: state.goals.phase?.text ?? '', inputs: old.map(itemText) }),
@@ -64,6 +84,6 @@ export async function contextWindow(ctx: SessionContext, turn: ActiveTurn): Prom
     if (isCancellation(err) && !turn.interrupted) throw err;
     // Compaction failed: the step still runs, on the newest items that fit.
     turn.record.fallbacks.push(clipBytes(`context compaction: ${describeFailure(err)}; oldest items left out`, 500));
-    return window.filter((item) => !old.includes(item));
+    return window.filter((item) => !fit.includes(item));
   }
 }
