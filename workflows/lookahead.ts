@@ -35,14 +35,23 @@ export interface Lookahead {
 
 const goalsKey = (phaseGoal: string, sessionGoal: string) => JSON.stringify([phaseGoal, sessionGoal]);
 
+/**
+ * The relevance request for an input against two goal texts. One function for the judgment made
+ * ahead and the one made at the input's turn: a judgment ahead stands in for the other only because
+ * the requests are the same.
+ */
+export function relevanceRequest(
+  input: Pick<PendingInput, 'text' | 'resources'>,
+  phaseGoal: string,
+  sessionGoal: string,
+): Parameters<Relevance>[0] {
+  return { message: { text: input.text, resources: input.resources }, phaseGoal, sessionGoal };
+}
+
 export function makeLookahead(state: SessionState, relevance: Relevance): Lookahead {
   const judgments = new Map<number, Judgment>();
   const judge = (input: PendingInput, phaseGoal: string, sessionGoal: string): Judgment => {
-    const result = relevance({
-      message: { text: input.text, resources: input.resources },
-      phaseGoal,
-      sessionGoal,
-    });
+    const result = relevance(relevanceRequest(input, phaseGoal, sessionGoal));
     // Awaited later (or never, if dropped): a failure must not count as an unhandled rejection,
     // which would fail the workflow task. The awaiting stage still sees the failure.
     result.catch(() => undefined);

@@ -10,6 +10,7 @@ import { openPhase } from './control.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
 import { startAgentTurn, finishRecord, type TurnExit } from './agent-turn.js';
 import { BUDGET } from './budget.js';
+import { relevanceRequest } from './lookahead.js';
 import { routeOutOfScope } from './routing.js';
 import type { SessionContext } from './session-context.js';
 import { describeFailure, runStage, skipStage } from './stage-runner.js';
@@ -150,12 +151,7 @@ async function understand(
     await runStage(record, STAGE.understand, ctx.show, () => Promise.resolve('first task input: goals come from it'));
     return decide({ firstTask: true, thresholds });
   }
-  const judge = () =>
-    activities.relevance({
-      message: { text: input.text, resources: input.resources },
-      phaseGoal: phaseGoal.text,
-      sessionGoal: sessionGoal.text,
-    });
+  const judge = () => activities.relevance(relevanceRequest(input, phaseGoal.text, sessionGoal.text));
   // A judgment made ahead that failed is not the input's verdict: it ran beside other work, and one
   // at a time the input would be judged now. It is judged again, and only that failure degrades it.
   const ahead = ctx.lookahead?.take(input.seq, phaseGoal.text, sessionGoal.text);
