@@ -77,8 +77,8 @@ export async function connectMcpToolsets(
     const put = added.filter((toolset) => indexed.get(toolset.id) !== toolset);
     const remove = [...indexed.keys()].filter((id) => !next.has(id)).map((id) => ({ kind: 'toolset' as const, id }));
     indexed = next;
-    // In order: a later change must not be overtaken by an earlier one still being applied.
-    applying = applying.then(() => catalog.updateGradually({ put, remove }));
+    // The catalog applies gradual updates in call order, so the newest settles after every earlier one.
+    applying = catalog.updateGradually({ put, remove });
     return problems;
   };
   let started = false;

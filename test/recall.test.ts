@@ -153,3 +153,33 @@ describe('the recall activity', () => {
     expect(found.memories.map((m) => m.source).sort()).toEqual(['memory:global', 'memory:session:s-1']);
   });
 });
+
+describe('IndexedCatalog.updateGradually', () => {
+  const toolset = (name: string, tools: number): CatalogEntry => ({
+    kind: 'toolset',
+    id: 'mcp-gradual',
+    name,
+    description: 'A toolset an MCP server lists.',
+    tags: [],
+    source: 'mcp:gradual',
+    tools: Array.from({ length: tools }, (_, i) => ({
+      name: `tool_${i}`,
+      description: `Tool ${i} exports gradual reports.`,
+      inputSchema: { type: 'object' },
+      requiresApproval: false,
+    })),
+  });
+
+  it('applies updates in call order, so the newest one settles last and wins', async () => {
+    const index = new IndexedCatalog(demo.entries);
+    // The first update takes many slices, the second one; one after the other all the same.
+    const first = index.updateGradually({ put: [toolset('First listing', 400)] }, 0);
+    let firstDone = false;
+    void first.then(() => (firstDone = true));
+    await index.updateGradually({ put: [toolset('Second listing', 1)] }, 0);
+    expect(firstDone).toBe(true);
+    expect(index.toolset('mcp-gradual')?.name).toBe('Second listing');
+    const recalled = index.recall('gradual reports').toolsets.filter((c) => c.id === 'mcp-gradual');
+    expect(recalled.map((c) => c.name)).toEqual(['Second listing']);
+  });
+});
