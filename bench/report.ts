@@ -4,6 +4,7 @@
  */
 import Table from 'cli-table3';
 import type { PragmaResult } from './pragma-scenario.js';
+import { round } from './stats.js';
 import type { McpRefreshResult, RecallRow } from './recall-scenarios.js';
 import type { BurstResult, KindCost, LatencyResult, LongResult, RateResult } from './workflow-scenarios.js';
 
@@ -25,6 +26,8 @@ export interface BenchResults {
 type Row = [measure: string, session: string, baseline: string, ratio: string, target: string, met: string];
 
 const f = (n: number | undefined, unit = '') => (n === undefined || !Number.isFinite(n) ? '-' : `${n}${unit}`);
+/** Bytes as KB with one decimal. */
+const kb = (bytes: number) => Math.round(bytes / 102.4) / 10;
 const verdict = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? 'yes' : 'NO');
 
 /** The table rows, one per figure; `met` is yes/NO where a target applies. */
@@ -117,50 +120,44 @@ export function reportRows(r: BenchResults): Row[] {
     ]);
     rows.push([
       `long Session: carried state (max of ${l.runs - 1} continued runs)`,
-      f(Math.round(l.carriedBytes.max / 102.4) / 10, ' KB'),
+      f(kb(l.carriedBytes.max), ' KB'),
       '',
       '',
       '< 256 KB',
       verdict(l.carriedBytes.max < 256 * 1024),
     ]);
-    rows.push(['long Session: runs', f(l.runs), '', '', '', '']);
-    rows.push(['long Session: ms/input by tenth of the inputs', l.byTenth.join(' / '), '', '', '', '']);
-    const { first, last } = l.breakdown;
+    const info = (measure: string, value: string): Row => [measure, value, '', '', '', ''];
     const pair = (a: number, b: number, unit: string) => `${f(a, unit)} → ${f(b, unit)}`;
-    rows.push([
-      'long Session, first → last: history KB / input',
-      pair(Math.round(first.historyBytesPerInput / 102.4) / 10, Math.round(last.historyBytesPerInput / 102.4) / 10, ''),
-      '',
-      '',
-      '',
-      '',
-    ]);
-    rows.push([
-      'long Session, first → last: workflow-task ms / input',
-      pair(first.workflowTaskMsPerInput, last.workflowTaskMsPerInput, ' ms'),
-      '',
-      '',
-      '',
-      '',
-    ]);
+    const { first, last } = l.breakdown;
+    rows.push(info('long Session: runs', f(l.runs)));
+    rows.push(info('long Session: ms/input by tenth of the inputs', l.byTenth.join(' / ')));
+    rows.push(
+      info(
+        'long Session, first → last: history KB / input',
+        pair(kb(first.historyBytesPerInput), kb(last.historyBytesPerInput), ''),
+      ),
+    );
+    rows.push(
+      info(
+        'long Session, first → last: workflow-task ms / input',
+        pair(first.workflowTaskMsPerInput, last.workflowTaskMsPerInput, ' ms'),
+      ),
+    );
     for (const type of Object.keys(last.activityMsPerInput)) {
-      rows.push([
-        `long Session, first → last: ${type} ms / input`,
-        pair(first.activityMsPerInput[type] ?? 0, last.activityMsPerInput[type] ?? 0, ' ms'),
-        '',
-        '',
-        '',
-        '',
-      ]);
+      rows.push(
+        info(
+          `long Session, first → last: ${type} ms / input`,
+          pair(first.activityMsPerInput[type] ?? 0, last.activityMsPerInput[type] ?? 0, ' ms'),
+        ),
+      );
     }
-    rows.push([
-      'long Session, first → last: inputs / run, failed tasks / run',
-      `${f(round1(first.inputs / first.runs))}, ${f(first.failedTasksPerRun)} → ${f(round1(last.inputs / last.runs))}, ${f(last.failedTasksPerRun)}`,
-      '',
-      '',
-      '',
-      '',
-    ]);
+    rows.push(
+      info(
+        'long Session, first → last: inputs / run, failed tasks / run',
+        `${f(round(first.inputs / first.runs))}, ${f(first.failedTasksPerRun)} → ` +
+          `${f(round(last.inputs / last.runs))}, ${f(last.failedTasksPerRun)}`,
+      ),
+    );
   }
   for (const row of r.recall ?? []) {
     const target = row.entries === 10_000 ? 2 : row.entries === 100_000 ? 10 : undefined;
@@ -246,5 +243,3 @@ export function printReport(r: BenchResults): void {
   console.log(`node ${r.machine.node}, ${r.machine.cpus} CPUs, load average ${r.machine.loadavg.join(' ')} at start`);
   console.log(table.toString());
 }
-
-const round1 = (n: number) => Math.round(n * 10) / 10;
