@@ -1,22 +1,24 @@
 /**
  * Local relevance latency: `NODE_OPTIONS=--expose-gc npx tsx bench/relevance.ts [files…]`.
  *
- * Scores every case of the eval files (by default eval/cases.jsonl, eval/dev.jsonl and
- * eval/holdout.jsonl; only the goals and the message are read, never the labels) ROUNDS times with
+ * Scores every case of the eval files (by default every eval/*.jsonl; only the goals and the
+ * message are read, never the labels) ROUNDS times with
  * the local scorer and prints p50, p99 and max per call. The one-off start-up (wink-nlp model,
  * jieba dictionary, the head of the word-vector file) is measured apart, on the first call: a
  * worker pays it once, not per message. One untimed round warms the JIT. The target is p99 < 5 ms.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { scoreRelevance, type RelevanceInput } from '../models/local/relevance.js';
 import { warmVectors } from '../models/local/vectors.js';
 
 const ROUNDS = 5;
-const DEFAULT_FILES = ['cases.jsonl', 'dev.jsonl', 'holdout.jsonl'].map((f) =>
-  fileURLToPath(new URL(`../eval/${f}`, import.meta.url)),
-);
+const EVAL_DIR = fileURLToPath(new URL('../eval/', import.meta.url));
+const DEFAULT_FILES = readdirSync(EVAL_DIR)
+  .filter((f) => f.endsWith('.jsonl'))
+  .sort()
+  .map((f) => `${EVAL_DIR}${f}`);
 
 function inputs(file: string): RelevanceInput[] {
   return readFileSync(file, 'utf8')
