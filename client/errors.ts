@@ -16,7 +16,7 @@ import { workflowIdFor } from '../workflows/ids.js';
 import { describeIssues } from '../workflows/text.js';
 
 /** gRPC status codes we translate (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
-const GRPC = { INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const;
+const GRPC = { CANCELLED: 1, INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const;
 
 /** Exit codes of the `harness` CLI. Public: scripts branch on them. */
 export const EXIT = {
@@ -131,7 +131,15 @@ export interface CallContext {
   sessionId?: string;
   /** What the call was waiting for, in words, when a deadline passes. */
   waitingFor?: string;
+  /** The call's deadline (epoch ms), when it had one. */
+  deadline?: number;
 }
+
+/**
+ * How early before its deadline a cancelled call still counts as timed out. When the deadline passes,
+ * the server may reset the stream first, and the client then reports CANCELLED, not DEADLINE_EXCEEDED.
+ */
+const DEADLINE_SLACK_MS = 50;
 
 /** Translates an error from @temporalio/client into one of ours; anything unknown is returned as is. */
 export function translateError(err: unknown, ctx: CallContext): unknown {
@@ -158,7 +166,8 @@ export function translateError(err: unknown, ctx: CallContext): unknown {
   const grpc = grpcErrorOf(err);
   if (grpc) {
     if (grpc.code === GRPC.UNAVAILABLE) return new ServerUnreachableError(ctx.address, grpc.details || 'unavailable');
-    if (grpc.code === GRPC.DEADLINE_EXCEEDED) {
+    const pastDeadline = ctx.deadline !== undefined && Date.now() >= ctx.deadline - DEADLINE_SLACK_MS;
+    if (grpc.code === GRPC.DEADLINE_EXCEEDED || (grpc.code === GRPC.CANCELLED && pastDeadline)) {
       return new SessionTimeoutError(
         `no answer from ${ctx.waitingFor ?? 'the server'} in time` +
           (ctx.sessionId !== undefined ? ` (session ${ctx.sessionId}); is a worker polling its task queue?` : ''),

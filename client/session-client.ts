@@ -230,7 +230,7 @@ export class SessionClient {
       ...userMetadata(startArg, message, start),
     });
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-    const recorded = await this.call({ sessionId, waitingFor: 'a worker accepting the submit update' }, () =>
+    const recorded = await this.call({ sessionId, waitingFor: 'a worker accepting the submit update', deadline }, () =>
       this.client.withDeadline(deadline, () =>
         this.client.workflow.executeUpdateWithStart(submitUpdate, { args: [message], startWorkflowOperation }),
       ),
@@ -384,8 +384,9 @@ export class SessionClient {
   private query<T>(sessionId: string, fn: (h: WorkflowHandle<typeof session>) => Promise<T>): Promise<T> {
     const handle = this.handle(sessionId);
     // A query waits for a worker to answer; without a deadline a stopped worker would hang the caller.
-    return this.call({ sessionId, waitingFor: 'a worker answering the query' }, () =>
-      this.client.withDeadline(Date.now() + this.queryTimeoutMs, () => fn(handle)),
+    const deadline = Date.now() + this.queryTimeoutMs;
+    return this.call({ sessionId, waitingFor: 'a worker answering the query', deadline }, () =>
+      this.client.withDeadline(deadline, () => fn(handle)),
     );
   }
 
