@@ -66,7 +66,7 @@ export function conflictCues(tokens: Token[], session: Analysis, consumed: Set<n
   return cues;
 }
 
-const NEGATORS_EN = new Set([
+export const NEGATORS_EN = new Set([
   "n't",
   'not',
   'no',
@@ -80,7 +80,7 @@ const NEGATORS_EN = new Set([
   'avoid',
   'nor',
 ]);
-const NEGATORS_ZH = new Set([
+export const NEGATORS_ZH = new Set([
   '不要',
   '别',
   '不用',

@@ -11,7 +11,15 @@ import {
 } from './cues.js';
 import { conceptHits, type ConceptHit } from './concepts.js';
 import { conceptConflicts } from './relevance-conflicts.js';
-import { features } from './relevance-features.js';
+import { features, type Features } from './relevance-features.js';
+import {
+  CLASSES,
+  MODEL,
+  classify,
+  modelFeatures,
+  scoresFromProbabilities,
+  type ModelClass,
+} from './relevance-model.js';
 import { analyse, contentTerms, sameTerm, type Analysis } from './text.js';
 import { wordCosine } from './vectors.js';
 
@@ -37,10 +45,15 @@ export type RelevanceRule =
   | 'unlinked';
 
 export interface RelevanceJudgement extends RelevanceScores {
+  /** The rule that matched first (an input of the trained model, which sets the scores). */
   rule: RelevanceRule;
   /** The cues that fired, for explanations and tests. */
   cues: string[];
   similarity: { phase: number; session: number };
+  /** The rules' own scores, before the trained model weighs them (`scoreRelevance` only). */
+  rules?: RelevanceScores;
+  /** The trained model's class probabilities (`scoreRelevance` only). */
+  probabilities?: Record<ModelClass, number>;
 }
 
 /**
@@ -166,12 +179,47 @@ function analyseGoal(text: string): Analysis {
   return analysis;
 }
 
-/** Scores one message against the two goals. Pure and deterministic. */
-export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
+/**
+ * Everything the rules and the trained model read about one message: the three analyses, the
+ * similarity to the goals, the discourse cues (`features`), the meaning shared with the goals and
+ * rule 4's concept conflicts. Computed once per call.
+ */
+export interface RelevanceEvidence {
+  message: Analysis;
+  phase: Analysis;
+  session: Analysis;
+  sim: { phase: number; session: number };
+  /** The message's words (punctuation dropped) and, of those, its content words. */
+  words: Analysis['tokens'];
+  content: Analysis['tokens'];
+  f: Features;
+  meaning: SharedMeaning;
+  /** Rule 4's conflicts through the concept lexicon (apart from `f.conflict`, the textual ones). */
+  conceptConflicts: string[];
+}
+
+export function gatherEvidence(input: RelevanceInput): RelevanceEvidence {
   const message = analyse(input.message);
   const phase = analyseGoal(input.phaseGoal);
   const session = analyseGoal(input.sessionGoal);
-  const sim = goalSimilarity(message, phase, session);
+  const words = message.tokens.filter((t) => t.pos !== 'punct');
+  const content = words.filter((t) => !t.stop && !isDiscourseWord(t));
+  return {
+    message,
+    phase,
+    session,
+    sim: goalSimilarity(message, phase, session),
+    words,
+    content,
+    f: features(message, phase, session, content),
+    meaning: sharedMeaning(message, [phase, session]),
+    conceptConflicts: conceptConflicts(message, phase, session),
+  };
+}
+
+/** The seven rules of docs/relevance.md, first match wins. Pure and deterministic. */
+export function judgeByRules(input: RelevanceInput, evidence = gatherEvidence(input)): RelevanceJudgement {
+  const { message, sim, words, content, f, meaning } = evidence;
   const judge = (rule: RelevanceRule, p: number, s: number, cues: string[]): RelevanceJudgement => ({
     phaseRelevance: round(clamp(p)),
     sessionRelevance: round(clamp(s)),
@@ -179,9 +227,6 @@ export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
     cues,
     similarity: sim,
   });
-
-  const words = message.tokens.filter((t) => t.pos !== 'punct');
-  const content = words.filter((t) => !t.stop && !isDiscourseWord(t));
 
   // Rule 1: too short to judge.
   const bare = input.message.replace(/[\p{P}\p{S}\s]/gu, '').toLowerCase();
@@ -203,17 +248,8 @@ export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
     return judge('elliptical-question', 0.5, 0.5, ['question without a predicate']);
   }
 
-  const f = features(message, phase, session, content);
-  const meaning = sharedMeaning(message, [phase, session]);
-  const linked =
-    meaning.concepts.length > 0 ||
-    f.workRef.length > 0 ||
-    f.overlap.phase.length > 0 ||
-    f.overlap.session.length > 0 ||
-    f.stepShift.length > 0 ||
-    f.completion.length > 0;
+  const linked = isLinked(evidence);
   const anchored = linked || f.continuation || f.correction;
-
   // Rule 3: another responsibility.
   const outside = (rule: RelevanceRule, cues: string[]) =>
     judge(rule, 0.1 + 0.2 * sim.phase, 0.1 + 0.2 * sim.session, cues);
@@ -229,9 +265,9 @@ export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   }
 
   // Rule 4: conflict with a stated constraint.
-  f.conflict.push(...conceptConflicts(message, phase, session));
-  if (f.conflict.length > 0)
-    return judge('constraint-conflict', 0.75 + 0.2 * sim.phase, 0.15 + 0.1 * sim.session, f.conflict);
+  const conflicts = [...f.conflict, ...evidence.conceptConflicts];
+  if (conflicts.length > 0)
+    return judge('constraint-conflict', 0.75 + 0.2 * sim.phase, 0.15 + 0.1 * sim.session, conflicts);
 
   // Rule 5: new step or new deliverable.
   // A new deliverable in the goals' domain ("a quiz" in a lesson) is linked to the Session too. Word
@@ -262,6 +298,18 @@ export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   ]);
 }
 
+/** Linked to the Session: a shared concept, a reference to the work, a shared noun, a step or completion marker. */
+export function isLinked({ f, meaning }: RelevanceEvidence): boolean {
+  return (
+    meaning.concepts.length > 0 ||
+    f.workRef.length > 0 ||
+    f.overlap.phase.length > 0 ||
+    f.overlap.session.length > 0 ||
+    f.stepShift.length > 0 ||
+    f.completion.length > 0
+  );
+}
+
 const ELLIPTICAL_OPENERS = new Set(['about']);
 
 function clamp(x: number): number {
@@ -270,4 +318,23 @@ function clamp(x: number): number {
 
 function round(x: number): number {
   return Math.round(x * 1000) / 1000;
+}
+
+/**
+ * Scores one message against the two goals: the rules' verdict and cues, weighed with graded
+ * signals by the trained model (`relevance-model.ts`). Pure and deterministic.
+ */
+export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
+  const evidence = gatherEvidence(input);
+  const rules = judgeByRules(input, evidence);
+  const probabilities = classify(MODEL, modelFeatures(evidence, rules));
+  return {
+    ...rules,
+    ...scoresFromProbabilities(probabilities, MODEL.gain),
+    rules: { phaseRelevance: rules.phaseRelevance, sessionRelevance: rules.sessionRelevance },
+    probabilities: Object.fromEntries(CLASSES.map((c, i) => [c, round(probabilities[i] ?? 0)])) as Record<
+      ModelClass,
+      number
+    >,
+  };
 }

@@ -83,3 +83,10 @@ export function wordCosine(a: string, b: string): number | undefined {
 export function warmVectors(): number {
   return vectors().index.size;
 }
+
+/** The unit vector of a lowercase word, or `undefined` when it has none (a view, not a copy). */
+export function wordVector(word: string): Float32Array | undefined {
+  const { index, unit } = vectors();
+  const i = index.get(word);
+  return i === undefined ? undefined : unit.subarray(i, i + DIMENSIONS);
+}

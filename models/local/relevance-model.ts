@@ -1,0 +1,109 @@
+/**
+ * The trained judgement of the local relevance scorer (docs/relevance.md, "The trained
+ * judgement"): a multinomial logistic regression over the rules' verdict, their cues and graded
+ * signals, whose weights `scripts/train-relevance.ts` fits on the labelled development files and
+ * writes to `relevance-model.json`. Inference is a few dot products: deterministic and cheap.
+ *
+ * The five class probabilities become the two scores the decision table reads: phase relevance is
+ * 0.5 + gain × (P(continue) + P(conflict) − P(new-phase) − P(out-of-scope)) / 2, session relevance
+ * the same with (P(continue) + P(new-phase) − P(out-of-scope) − P(conflict)). Probability on
+ * `uncertain`, or split between opposite answers, keeps a score near 0.5, in the uncertain band: the
+ * scorer commits to a decision only when the model's evidence for it is strong.
+ */
+import type { RelevanceScores } from '../../workflows/decide.js';
+import type { RelevanceEvidence, RelevanceJudgement, RelevanceRule } from './relevance.js';
+import { signals } from './relevance-signals.js';
+import trained from './relevance-model.json' with { type: 'json' };
+
+/** The decisions the model predicts, in the order of its weight rows. */
+export const CLASSES = ['continue', 'new-phase', 'out-of-scope', 'conflict', 'uncertain'] as const;
+export type ModelClass = (typeof CLASSES)[number];
+
+const RULES: readonly RelevanceRule[] = [
+  'acknowledgement',
+  'too-vague',
+  'elliptical-question',
+  'personal-request',
+  'unrelated-request',
+  'constraint-conflict',
+  'new-step',
+  'new-deliverable',
+  'continuation',
+  'correction',
+  'refinement',
+  'unlinked',
+];
+
+/** The model's inputs by name, in a fixed order (the weight columns). */
+export function modelFeatures(evidence: RelevanceEvidence, rules: RelevanceJudgement): Record<string, number> {
+  const { f, meaning, sim, message, phase, session } = evidence;
+  const flag = (x: boolean | number) => (typeof x === 'number' ? (x > 0 ? 1 : 0) : x ? 1 : 0);
+  const s = signals(message, phase, session);
+  const out: Record<string, number> = {};
+  for (const rule of RULES) out[`rule:${rule}`] = flag(rules.rule === rule);
+  Object.assign(out, {
+    rulePhase: rules.phaseRelevance,
+    ruleSession: rules.sessionRelevance,
+    simPhase: sim.phase,
+    simSession: sim.session,
+    sameGoals: flag(phase.text.trim() === session.text.trim()),
+    crossLanguage: flag(message.lang !== session.lang),
+    question: flag(message.question),
+    stepShift: flag(f.stepShift.length),
+    completion: flag(f.completion.length),
+    continuation: flag(f.continuation),
+    correction: flag(f.correction),
+    additive: flag(f.additive),
+    personal: flag(f.personal.length),
+    worldQuestion: flag(f.worldQuestion),
+    workRef: flag(f.workRef.length),
+    overlapPhase: flag(f.overlap.phase.length),
+    overlapSession: flag(f.overlap.session.length),
+    newDeliverable: flag(f.newDeliverables.length),
+    textConflict: flag(f.conflict.length),
+    conceptConflict: flag(evidence.conceptConflicts.length),
+    sharedConcept: flag(meaning.concepts.length),
+    sharedDomain: flag(meaning.domains.length),
+    relatedWords: flag(meaning.related.length),
+    foreignDomain: flag(meaning.foreign.length),
+    ...s,
+  });
+  return out;
+}
+
+export interface RelevanceModel {
+  version: string;
+  /** Feature names, the columns of `weights`. */
+  features: string[];
+  classes: ModelClass[];
+  /** Standardisation: x' = (x − mean) / scale. */
+  mean: number[];
+  scale: number[];
+  /** One row per class. */
+  weights: number[][];
+  bias: number[];
+  /** Multiplies the probability margins before they become scores (see the module comment). */
+  gain: number;
+}
+
+export const MODEL = trained as RelevanceModel;
+
+/** Class probabilities for named features (softmax of the linear scores). */
+export function classify(model: RelevanceModel, features: Record<string, number>): number[] {
+  const x = model.features.map((name, i) => ((features[name] ?? 0) - (model.mean[i] ?? 0)) / (model.scale[i] || 1));
+  const z = model.weights.map((row, k) => row.reduce((sum, w, i) => sum + w * (x[i] ?? 0), model.bias[k] ?? 0));
+  const max = Math.max(...z);
+  const e = z.map((v) => Math.exp(v - max));
+  const total = e.reduce((a, b) => a + b, 0);
+  return e.map((v) => v / total);
+}
+
+/** The two scores for class probabilities in CLASSES order. */
+export function scoresFromProbabilities(p: number[], gain: number): RelevanceScores {
+  const [cont = 0, next = 0, away = 0, conflict = 0] = p;
+  const score = (margin: number) => Math.round(Math.min(1, Math.max(0, 0.5 + (gain * margin) / 2)) * 1000) / 1000;
+  return {
+    phaseRelevance: score(cont + conflict - next - away),
+    sessionRelevance: score(cont + next - away - conflict),
+  };
+}

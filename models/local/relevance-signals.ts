@@ -1,0 +1,247 @@
+/**
+ * Graded signals for the trained relevance model (docs/relevance.md, "The trained judgement"):
+ * evidence the rules read only as yes/no, or not at all, measured as numbers the model can weigh.
+ * Everything here is general — word vectors, shared Chinese characters, where a session goal states
+ * a constraint, negations and numeric limits — never vocabulary taken from evaluation cases.
+ */
+import {
+  CONSTRAINT_MARKERS,
+  DISMISSALS,
+  OVERRIDE_MARKERS,
+  PROHIBITION_MARKERS,
+  REJECTION_PHRASES,
+  findPhrases,
+} from './cues.js';
+import { NEGATORS_EN, NEGATORS_ZH } from './relevance-conflicts.js';
+import { sameTerm, type Analysis, type Token } from './text.js';
+import { wordVector } from './vectors.js';
+
+export interface Signals {
+  /** Cosine of the mean word vectors of the message and of both goals / of the phase goal (English words only). */
+  vecSession: number;
+  vecPhase: number;
+  /** Mean over the message's words of the best cosine with any goal word. */
+  vecBest: number;
+  /** Share of the message's content words that have a vector. */
+  vecCoverage: number;
+  /** Share of the message's Chinese content characters that occur in the goals / in the phase goal. */
+  hanSession: number;
+  hanPhase: number;
+  /** The session goal states a constraint ("only", "no", "at most", "不得", "不超过", "-free", …). */
+  goalConstraint: number;
+  /** The message names a term of the session goal's constraint clause. */
+  touchesConstraint: number;
+  /** The message shares a term or Chinese character pair with what the session goal says beyond the phase goal. */
+  sessionOnly: number;
+  /** The message negates, dismisses, rejects or overrides something. */
+  negates: number;
+  /** A number in the message exceeds a limit the session goal states ("at most $25,000" vs "$40,000"). */
+  exceedsLimit: number;
+  /** The message asks for advice or a recommendation ("recommend", "推荐", "which … should I"). */
+  asksAdvice: number;
+  /** log(1 + content words), so that long messages do not dominate. */
+  length: number;
+  /** The message contains a number. */
+  hasNumber: number;
+}
+
+const HAN_CHAR = /\p{Script=Han}/u;
+/** Chinese function characters that carry no topic. */
+const HAN_FUNCTION = new Set([...'的了吧吗呢啊呀把被给在和与及或也都就再还又很更最这那个一些么们是有']);
+
+/** Words after which a session goal's constraint clause begins, beyond CONSTRAINT_MARKERS. */
+const EXTRA_CONSTRAINTS = ['不能', '不可', '全部', '均', '所有', '必须', '禁止', '严禁', '以内', '之内'];
+const FREE_SUFFIX = /-(free|only|neutral|accessible|compliant)$/u;
+
+const ADVICE = [
+  ...['recommend', 'suggest', 'suggestion', 'recommendation', 'should i', 'best', 'good', 'cheapest'],
+  ...['推荐', '建议', '好看', '好玩', '好用', '哪个好', '怎么办'],
+];
+
+export function signals(message: Analysis, phase: Analysis, session: Analysis): Signals {
+  const content = message.tokens.filter((t) => !t.stop);
+  const goalContent = [...phase.tokens, ...session.tokens].filter((t) => !t.stop);
+  const vs = vectorSignals(
+    content,
+    goalContent,
+    phase.tokens.filter((t) => !t.stop),
+  );
+  const hanOf = (tokens: Token[]) =>
+    new Set([...tokens.map((t) => t.lower).join('')].filter((ch) => HAN_CHAR.test(ch) && !HAN_FUNCTION.has(ch)));
+  const messageHan = hanOf(content);
+  const sessionHan = hanOf(goalContent);
+  const phaseHan = hanOf(phase.tokens.filter((t) => !t.stop));
+  const share = (goal: Set<string>) =>
+    messageHan.size === 0 ? 0 : [...messageHan].filter((ch) => goal.has(ch)).length / messageHan.size;
+
+  const clause = constraintClause(session);
+  const touches = content.some((t) => clause.terms.some((g) => sameTerm(g, t.term)) || sharesPair(t, clause.han));
+  const phaseTerms = phase.tokens.filter((t) => !t.stop).map((t) => t.term);
+  const sessionOnlyTokens = session.tokens.filter((t) => !t.stop && !phaseTerms.some((p) => sameTerm(p, t.term)));
+  const sessionOnlyHan = sessionOnlyTokens.filter((t) => t.script === 'han').map((t) => t.lower);
+  const sessionOnly = content.some(
+    (t) => sessionOnlyTokens.some((g) => sameTerm(g.term, t.term)) || sharesPair(t, sessionOnlyHan),
+  );
+
+  const negates =
+    message.tokens.some(
+      (t) => NEGATORS_EN.has(t.lower) || NEGATORS_ZH.has(t.lower) || PROHIBITION_MARKERS.has(t.lower),
+    ) ||
+    message.tokens.some((t) => t.script === 'han' && /^(不|别|没|无)/u.test(t.lower)) ||
+    findPhrases(message.tokens, [...DISMISSALS, ...OVERRIDE_MARKERS, ...REJECTION_PHRASES]).length > 0;
+
+  const limit = goalLimit(session);
+  const numbers = numbersIn(message.text);
+  const exceeds = limit !== undefined && numbers.some((n) => n.unit === limit.unit && n.value > limit.value);
+
+  return {
+    ...vs,
+    hanSession: share(sessionHan),
+    hanPhase: share(phaseHan),
+    goalConstraint: clause.stated ? 1 : 0,
+    touchesConstraint: touches ? 1 : 0,
+    sessionOnly: sessionOnly ? 1 : 0,
+    negates: negates ? 1 : 0,
+    exceedsLimit: exceeds ? 1 : 0,
+    asksAdvice: findPhrases(message.tokens, ADVICE).length > 0 ? 1 : 0,
+    length: Math.log1p(content.length),
+    hasNumber: numbers.length > 0 ? 1 : 0,
+  };
+}
+
+/** Whether a Chinese token shares a two-character run with one of `words`. */
+function sharesPair(t: Token, words: string[]): boolean {
+  if (t.script !== 'han' || t.lower.length < 2) return false;
+  for (let i = 0; i + 2 <= t.lower.length; i++) {
+    const pair = t.lower.slice(i, i + 2);
+    if (words.some((w) => w.includes(pair))) return true;
+  }
+  return false;
+}
+
+/**
+ * The session goal's constraint clause: the content words within three words after a constraint
+ * marker ("with no unpaid take-home tests", "不得通过微信传送"), the two before "only" ("receipted
+ * claims only"), and the stem of a "-free"/"-only" compound ("alcohol-free").
+ */
+function constraintClause(session: Analysis): { stated: boolean; terms: string[]; han: string[] } {
+  const tokens = session.tokens;
+  const markers = findPhrases(tokens, [...CONSTRAINT_MARKERS, ...EXTRA_CONSTRAINTS]);
+  const terms: string[] = [];
+  const han: string[] = [];
+  const take = (t: Token) => {
+    terms.push(t.term);
+    if (t.script === 'han') han.push(t.lower);
+  };
+  for (const m of markers) {
+    let taken = 0;
+    for (let j = m.end; j < tokens.length && taken < 3; j++) {
+      const t = tokens[j];
+      if (!t || (t.pos === 'punct' && t.lower !== '-')) break;
+      if (t.stop) continue;
+      take(t);
+      taken++;
+    }
+    if (m.cue === 'only') {
+      for (let j = m.start - 1, taken2 = 0; j >= 0 && taken2 < 2; j--) {
+        const t = tokens[j];
+        if (!t || t.pos === 'punct') break;
+        if (!t.stop) {
+          take(t);
+          taken2++;
+        }
+      }
+    }
+  }
+  let free = false;
+  tokens.forEach((t, i) => {
+    const next = tokens[i + 1];
+    const after = tokens[i + 2];
+    if (FREE_SUFFIX.test(t.lower)) {
+      free = true;
+      take({ ...t, term: t.lower.replace(FREE_SUFFIX, '') });
+    } else if (next?.lower === '-' && after && /^(free|only|neutral|accessible|compliant)$/u.test(after.lower)) {
+      free = true;
+      take(t);
+    }
+  });
+  return { stated: markers.length > 0 || free, terms, han };
+}
+
+interface Quantity {
+  value: number;
+  unit: 'percent' | 'money' | 'plain';
+}
+
+const NUMBER = /([$€£¥]|EUR|USD|RMB)?\s*(\d[\d,]*(?:\.\d+)?)\s*(%|k\b|万|千|元|块)?/giu;
+
+/** The numbers written in a text, with thousands separators, "k" and 万 resolved. */
+export function numbersIn(text: string): Quantity[] {
+  const out: Quantity[] = [];
+  for (const m of text.matchAll(NUMBER)) {
+    const [, currency, digits, suffix] = m;
+    let value = Number((digits ?? '').replace(/,/g, ''));
+    if (!Number.isFinite(value)) continue;
+    const s = (suffix ?? '').toLowerCase();
+    if (s === 'k' || s === '千') value *= 1000;
+    if (s === '万') value *= 10000;
+    const unit = s === '%' ? 'percent' : currency || s === '元' || s === '块' || s === '万' ? 'money' : 'plain';
+    out.push({ value, unit });
+  }
+  return out;
+}
+
+/** A limit the session goal states: a number after "under", "at most", "budget", "不超过", "以内" … */
+function goalLimit(session: Analysis): Quantity | undefined {
+  const text = session.text;
+  const marker =
+    /(under|below|at most|max(?:imum)?|budget|less than|up to|不超过|低于|以内|之内|预算|最多|上限)/iu.exec(text);
+  if (!marker) return undefined;
+  const numbers = numbersIn(text.slice(marker.index));
+  const before = numbersIn(text.slice(Math.max(0, marker.index - 12), marker.index));
+  return numbers[0] ?? before.at(-1);
+}
+
+/** Vector signals over the English words of the message and of the goals. */
+function vectorSignals(
+  message: Token[],
+  goals: Token[],
+  phase: Token[],
+): Pick<Signals, 'vecSession' | 'vecPhase' | 'vecBest' | 'vecCoverage'> {
+  const vec = (tokens: Token[]) =>
+    tokens
+      .filter((t) => t.script === 'latin' && /^[a-z]+$/.test(t.lower))
+      .map((t) => wordVector(t.lower))
+      .filter((v): v is Float32Array => v !== undefined);
+  const m = vec(message);
+  const g = vec(goals);
+  const p = vec(phase);
+  const latinMessage = message.filter((t) => t.script === 'latin').length;
+  if (m.length === 0 || g.length === 0)
+    return { vecSession: 0, vecPhase: 0, vecBest: 0, vecCoverage: latinMessage === 0 ? 0 : m.length / latinMessage };
+  let best = 0;
+  for (const a of m) best += Math.max(...g.map((b) => dot(a, b)));
+  return {
+    vecSession: cosine(mean(m), mean(g)),
+    vecPhase: p.length === 0 ? 0 : cosine(mean(m), mean(p)),
+    vecBest: best / m.length,
+    vecCoverage: m.length / Math.max(1, latinMessage),
+  };
+}
+
+function mean(vs: Float32Array[]): Float32Array {
+  const out = new Float32Array(vs[0]?.length ?? 0);
+  for (const v of vs) for (let i = 0; i < out.length; i++) out[i] = (out[i] ?? 0) + (v[i] ?? 0) / vs.length;
+  return out;
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (a[i] ?? 0) * (b[i] ?? 0);
+  return s;
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  const n = Math.sqrt(dot(a, a) * dot(b, b));
+  return n === 0 ? 0 : dot(a, b) / n;
+}

@@ -1,0 +1,228 @@
+/**
+ * `npm run train:relevance`: fits the local scorer's trained judgement (models/local/relevance-model.ts)
+ * and writes its weights to models/local/relevance-model.json.
+ *
+ * Training data: the development files only — eval/cases.jsonl, eval/dev.jsonl, eval/dev-2.jsonl.
+ * The held-out files (eval/holdout*.jsonl) are never read here. The model is a multinomial logistic
+ * regression with class-balanced weights and L2, fitted by full-batch gradient descent from zeros
+ * with a fixed step and iteration count, so the same files always give the same weights.
+ *
+ * The L2 strength and the score gain are chosen by 5-fold cross-validation grouped by session goal
+ * (a scenario's messages never sit on both sides of a split), maximising accuracy minus twice the
+ * state-changing error rate. The figures of every grid point, and of the rules alone on the same
+ * cases, are printed; `--check` refits and fails when the committed file differs.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseCases, type EvalCase } from '../cli/eval-cases.js';
+import { computeMetrics, harmOf, type Pair } from '../cli/eval-metrics.js';
+import { decide, type RelevanceScores } from '../workflows/decide.js';
+import { gatherEvidence, judgeByRules } from '../models/local/relevance.js';
+import {
+  CLASSES,
+  classify,
+  modelFeatures,
+  scoresFromProbabilities,
+  type RelevanceModel,
+} from '../models/local/relevance-model.js';
+
+const TRAINING_FILES = ['cases.jsonl', 'dev.jsonl', 'dev-2.jsonl'];
+const OUTPUT = fileURLToPath(new URL('../models/local/relevance-model.json', import.meta.url));
+const FOLDS = 5;
+const LAMBDAS = [0.001, 0.003, 0.01, 0.03, 0.1];
+const GAINS = [1, 1.25, 1.5, 2];
+const ITERATIONS = 400;
+const STEP = 0.5;
+const MOMENTUM = 0.9;
+const THRESHOLDS = { high: 0.65, low: 0.35 };
+
+interface Row {
+  file: string;
+  c: EvalCase;
+  x: Record<string, number>;
+  rules: RelevanceScores;
+}
+
+function load(): Row[] {
+  return TRAINING_FILES.flatMap((file) => {
+    const path = fileURLToPath(new URL(`../eval/${file}`, import.meta.url));
+    return parseCases(readFileSync(path, 'utf8'), file).map((c) => {
+      const input = { message: c.message, phaseGoal: c.phaseGoal, sessionGoal: c.sessionGoal };
+      const evidence = gatherEvidence(input);
+      const rules = judgeByRules(input, evidence);
+      return { file, c, x: modelFeatures(evidence, rules), rules };
+    });
+  });
+}
+
+/**
+ * Fits softmax regression on standardised features by full-batch gradient descent with momentum,
+ * from zeros, for a fixed number of iterations: deterministic.
+ */
+function fit(rows: Row[], names: string[], lambda: number): Omit<RelevanceModel, 'version' | 'gain'> {
+  const D = names.length;
+  const K = CLASSES.length;
+  const N = rows.length;
+  const X = rows.map((r) => names.map((n) => r.x[n] ?? 0));
+  const mean = names.map((_, j) => X.reduce((s, x) => s + (x[j] ?? 0), 0) / N);
+  const scale = names.map((_, j) => {
+    const v = X.reduce((s, x) => s + ((x[j] ?? 0) - (mean[j] ?? 0)) ** 2, 0) / N;
+    return v > 1e-12 ? Math.sqrt(v) : 1;
+  });
+  const Z = new Float64Array(N * D);
+  X.forEach((x, i) => x.forEach((v, j) => (Z[i * D + j] = (v - (mean[j] ?? 0)) / (scale[j] ?? 1))));
+  const y = rows.map((r) => CLASSES.indexOf(r.c.expected));
+  const counts = CLASSES.map((_, k) => y.filter((v) => v === k).length);
+  const raw = y.map((k) => N / (K * Math.max(1, counts[k] ?? 1)));
+  const total = raw.reduce((a, c) => a + c, 0);
+  const c = Float64Array.from(raw, (v) => v / total);
+  // Parameters: K rows of D weights followed by K biases.
+  const P = K * D + K;
+  const theta = new Float64Array(P);
+  const velocity = new Float64Array(P);
+  const grad = new Float64Array(P);
+  const logits = new Float64Array(K);
+  for (let it = 0; it < ITERATIONS; it++) {
+    grad.fill(0);
+    for (let i = 0; i < N; i++) {
+      let max = -Infinity;
+      for (let k = 0; k < K; k++) {
+        let s = theta[K * D + k] ?? 0;
+        for (let j = 0; j < D; j++) s += (theta[k * D + j] ?? 0) * (Z[i * D + j] ?? 0);
+        logits[k] = s;
+        if (s > max) max = s;
+      }
+      let sum = 0;
+      for (let k = 0; k < K; k++) {
+        const e = Math.exp((logits[k] ?? 0) - max);
+        logits[k] = e;
+        sum += e;
+      }
+      for (let k = 0; k < K; k++) {
+        const d = (c[i] ?? 0) * ((logits[k] ?? 0) / sum - (y[i] === k ? 1 : 0));
+        grad[K * D + k] = (grad[K * D + k] ?? 0) + d;
+        for (let j = 0; j < D; j++) grad[k * D + j] = (grad[k * D + j] ?? 0) + d * (Z[i * D + j] ?? 0);
+      }
+    }
+    for (let q = 0; q < P; q++) {
+      const g = (grad[q] ?? 0) + (q < K * D ? lambda * (theta[q] ?? 0) : 0);
+      velocity[q] = MOMENTUM * (velocity[q] ?? 0) - STEP * g;
+      theta[q] = (theta[q] ?? 0) + (velocity[q] ?? 0);
+    }
+  }
+  const r6 = (v: number) => Math.round(v * 1e6) / 1e6;
+  return {
+    features: names,
+    classes: [...CLASSES],
+    mean: mean.map(r6),
+    scale: scale.map(r6),
+    weights: Array.from({ length: K }, (_, k) => Array.from(theta.subarray(k * D, (k + 1) * D), r6)),
+    bias: Array.from(theta.subarray(K * D), r6),
+  };
+}
+
+function decision(scores: RelevanceScores) {
+  const d = decide({ firstTask: false, relevance: { ok: true, scores }, thresholds: THRESHOLDS }).decision;
+  return d === 'initialize' ? 'degraded' : d;
+}
+
+/** A stable fold for a scenario: FNV-1a of its session goal. */
+function foldOf(group: string): number {
+  let h = 0x811c9dc5;
+  for (const ch of group) h = Math.imul(h ^ (ch.codePointAt(0) ?? 0), 0x01000193) >>> 0;
+  return h % FOLDS;
+}
+
+interface Figures {
+  accuracy: number;
+  macroF1: number;
+  conflictF1: number;
+  stateChanging: number;
+  rate: number;
+  total: number;
+}
+
+function figures(pairs: Pair[]): Figures {
+  const m = computeMetrics(pairs);
+  const h = harmOf(pairs);
+  return {
+    accuracy: m.accuracy,
+    macroF1: m.macroF1,
+    conflictF1: m.perLabel.find((l) => l.label === 'conflict')?.f1 ?? 0,
+    stateChanging: h.stateChanging,
+    rate: h.rate,
+    total: pairs.length,
+  };
+}
+
+const show = (f: Figures) =>
+  `acc ${f.accuracy.toFixed(3)}  macro-F1 ${f.macroF1.toFixed(3)}  conflict F1 ${f.conflictF1.toFixed(3)}  ` +
+  `state-changing ${f.stateChanging}/${f.total} (${(100 * f.rate).toFixed(1)}%)`;
+
+function bySlice(rows: Row[], predicted: string[], label: string): void {
+  const all = rows.map((r, i) => ({ expected: r.c.expected, predicted: predicted[i] }) as Pair);
+  console.log(`  ${label.padEnd(28)} all       ${show(figures(all))}`);
+  for (const file of TRAINING_FILES) {
+    const pairs = all.filter((_, i) => rows[i]?.file === file);
+    console.log(`  ${''.padEnd(28)} ${file.padEnd(9)} ${show(figures(pairs))}`);
+  }
+}
+
+function main(): void {
+  const check = process.argv.includes('--check');
+  const rows = load();
+  const names = Object.keys(rows[0]?.x ?? {});
+  const folds = rows.map((r) => foldOf(r.c.sessionGoal));
+  console.log(
+    `${rows.length} cases from ${TRAINING_FILES.join(', ')}; ${names.length} features; ${FOLDS} folds by session goal`,
+  );
+  bySlice(
+    rows,
+    rows.map((r) => decision(r.rules)),
+    'rules alone (no training)',
+  );
+
+  let best: { lambda: number; gain: number; objective: number; f: Figures } | undefined;
+  for (const lambda of LAMBDAS) {
+    const probs: number[][] = new Array<number[]>(rows.length);
+    for (let k = 0; k < FOLDS; k++) {
+      const model = fit(
+        rows.filter((_, i) => folds[i] !== k),
+        names,
+        lambda,
+      );
+      rows.forEach((r, i) => {
+        if (folds[i] === k) probs[i] = classify({ ...model, version: '', gain: 1 }, r.x);
+      });
+    }
+    for (const gain of GAINS) {
+      const predicted = probs.map((p) => decision(scoresFromProbabilities(p, gain)));
+      const f = figures(rows.map((r, i) => ({ expected: r.c.expected, predicted: predicted[i] }) as Pair));
+      const objective = f.accuracy - 2 * f.rate;
+      bySlice(rows, predicted, `CV lambda ${lambda} gain ${gain}`);
+      if (!best || objective > best.objective + 1e-12) best = { lambda, gain, objective, f };
+    }
+  }
+  if (!best) throw new Error('empty grid');
+  console.log(`chosen: lambda ${best.lambda}, gain ${best.gain} (CV ${show(best.f)})`);
+
+  const model: RelevanceModel = {
+    version: 'local/trained-v3',
+    ...fit(rows, names, best.lambda),
+    gain: best.gain,
+  };
+  const text = `${JSON.stringify(model, null, 1)}\n`;
+  const fitted = rows.map((r) => decision(scoresFromProbabilities(classify(model, r.x), model.gain)));
+  bySlice(rows, fitted, 'fitted on all (in-sample)');
+  if (check) {
+    if (readFileSync(OUTPUT, 'utf8') !== text) {
+      console.error(`${OUTPUT} differs from a fresh fit: run npm run train:relevance`);
+      process.exitCode = 1;
+    } else console.log(`${OUTPUT} matches a fresh fit`);
+    return;
+  }
+  writeFileSync(OUTPUT, text);
+  console.log(`wrote ${OUTPUT}`);
+}
+
+main();
