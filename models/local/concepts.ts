@@ -425,6 +425,48 @@ export const CONCEPTS: readonly Concept[] = [
     {},
   ),
   c('con:read-only', ['read-only', 'readonly'], ['只读'], { violates: ['ops:write'] }),
+  c('con:alcohol-free', ['alcohol-free', 'non-alcoholic', 'dry', 'sober'], ['无酒精', '不喝酒', '禁酒', '不含酒精'], {
+    violates: ['drink:alcohol'],
+  }),
+  c(
+    'drink:alcohol',
+    ['beer', 'wine', 'cocktail', 'cocktails', 'open bar', 'brewery', 'whisky', 'vodka', 'champagne', 'liquor'],
+    ['啤酒', '红酒', '白酒', '鸡尾酒', '喝酒', '酒水'],
+  ),
+  c('con:nut-free', ['nut-free', 'peanut-free', 'allergen-free'], ['无坚果', '不含坚果'], { violates: ['food:nuts'] }),
+  c(
+    'food:nuts',
+    ['nut', 'nuts', 'peanut', 'peanuts', 'almond', 'almonds', 'walnut', 'walnuts', 'cashew', 'hazelnut', 'pistachio'],
+    ['坚果', '花生', '杏仁', '核桃', '腰果', '榛子'],
+  ),
+  c('con:sugar-free', ['sugar-free', 'diabetic', 'diabetes', 'no-sugar'], ['无糖', '糖尿病', '控糖', '低糖'], {
+    violates: ['food:sugar'],
+  }),
+  c(
+    'food:sugar',
+    ['sugar', 'cake', 'candy', 'dessert', 'soda', 'syrup', 'chocolate', 'cookies'],
+    ['蛋糕', '甜点', '奶油', '巧克力', '糖果', '可乐', '白糖'],
+  ),
+  c('con:remote', ['remote', 'remotely', 'virtual'], ['远程', '线上'], { violates: ['mode:onsite'] }),
+  c(
+    'mode:onsite',
+    ['in person', 'in-person', 'onsite', 'on-site', 'face-to-face', 'at the office'],
+    ['线下', '面对面'],
+    {},
+  ),
+  c('con:open-source', ['open-source', 'open source', 'oss'], ['开源'], { violates: ['sw:proprietary'] }),
+  c(
+    'sw:proprietary',
+    ['proprietary', 'closed-source', 'enterprise edition', 'commercial license'],
+    ['商业版', '闭源', '付费版'],
+    {},
+  ),
+  c('con:original', ['original', 'originals'], ['原创'], { violates: ['content:cover'] }),
+  c('content:cover', ['cover version', 'covers', 'plagiarise', 'plagiarize'], ['翻唱', '抄袭', '搬运'], {}),
+  c('con:free-entry', ['free of charge', 'free admission', 'free entry', 'free to attend'], ['免费'], {
+    violates: ['cost:fee'],
+  }),
+  c('cost:fee', ['fee', 'fees', 'entrance fee', 'admission fee', 'charge'], ['收费', '报名费', '入场费', '门票费'], {}),
   c('ops:write', ['delete', 'truncate', 'overwrite'], ['删除', '删掉', '覆盖', '清空'], {}),
 ];
 

@@ -5,13 +5,18 @@
  * a constraint, negations and numeric limits — never vocabulary taken from evaluation cases.
  */
 import {
+  ACKNOWLEDGEMENTS,
   CONSTRAINT_MARKERS,
+  CREATION_VERBS,
+  PART_NOUNS,
+  PRODUCTION_VERBS,
   DISMISSALS,
   OVERRIDE_MARKERS,
   PROHIBITION_MARKERS,
   REJECTION_PHRASES,
   findPhrases,
 } from './cues.js';
+import { conceptHits } from './concepts.js';
 import { NEGATORS_EN, NEGATORS_ZH } from './relevance-conflicts.js';
 import { sameTerm, type Analysis, type Token } from './text.js';
 import { wordVector } from './vectors.js';
@@ -37,8 +42,26 @@ export interface Signals {
   negates: number;
   /** A number in the message exceeds a limit the session goal states ("at most $25,000" vs "$40,000"). */
   exceedsLimit: number;
+  /** A number in the message falls below a floor the session goal states ("no lower than $550,000"). */
+  belowFloor: number;
+  /** The message names a sibling (same kind: transport, format, database, …) of what a constraining goal chose. */
+  siblingUnderConstraint: number;
   /** The message asks for advice or a recommendation ("recommend", "推荐", "which … should I"). */
   asksAdvice: number;
+  /** The message shares a Chinese character with the constraint clause (its negators aside): 糖 in 无糖. */
+  constraintHan: number;
+  /** Best cosine between an English word of the message and one of the constraint clause ("beer", "alcohol"). */
+  vecConstraint: number;
+  /** A noun of the message that no goal names, shares no Chinese character pair with, nor is close to. */
+  novelNoun: number;
+  /** The message opens with a production verb ("draft …", "make …", "写 …"). */
+  leadingProduction: number;
+  /** Interactions a linear model cannot form itself. */
+  productionOfNovel: number;
+  negatesConstraint: number;
+  /** Nothing ties the message to the goals: no shared word, character, concept or close vector, no reference. */
+  noTie: number;
+  questionNoTie: number;
   /** log(1 + content words), so that long messages do not dominate. */
   length: number;
   /** The message contains a number. */
@@ -90,12 +113,63 @@ export function signals(message: Analysis, phase: Analysis, session: Analysis): 
     message.tokens.some((t) => t.script === 'han' && /^(不|别|没|无)/u.test(t.lower)) ||
     findPhrases(message.tokens, [...DISMISSALS, ...OVERRIDE_MARKERS, ...REJECTION_PHRASES]).length > 0;
 
-  const limit = goalLimit(session);
+  const limit = goalLimit(session, CEILING);
+  const floor = goalLimit(session, FLOOR);
   const numbers = numbersIn(message.text);
   const exceeds = limit !== undefined && numbers.some((n) => n.unit === limit.unit && n.value > limit.value);
+  const below = floor !== undefined && numbers.some((n) => n.unit === floor.unit && n.value < floor.value);
+  const goalConcepts = [...conceptHits(phase.tokens), ...conceptHits(session.tokens)].map((h) => h.concept);
+  const sibling =
+    clause.stated &&
+    conceptHits(message.tokens).some(
+      ({ concept }) =>
+        concept.kind !== undefined &&
+        !goalConcepts.some((g) => g.id === concept.id) &&
+        goalConcepts.some((g) => g.kind === concept.kind),
+    );
+
+  const clauseWords = clause.tokens.filter((t) => t.script === 'latin' && /^[a-z]+$/.test(t.lower));
+  const clauseHan = new Set([...clause.han.join('')].filter((ch) => !HAN_FUNCTION.has(ch) && !CLAUSE_NEGATORS.has(ch)));
+  const constraintHan = [...messageHan].some((ch) => clauseHan.has(ch));
+  let vecConstraint = 0;
+  for (const t of content) {
+    const a = t.script === 'latin' ? wordVector(t.lower) : undefined;
+    if (!a) continue;
+    for (const g of clauseWords) {
+      const b = g.lower === t.lower ? undefined : wordVector(g.lower);
+      if (b) vecConstraint = Math.max(vecConstraint, dot(a, b));
+    }
+  }
+  const goalTerms = goalContent.map((t) => t.term);
+  const goalHanWords = goalContent.filter((t) => t.script === 'han').map((t) => t.lower);
+  const goalVectors = goalContent
+    .filter((t) => t.script === 'latin')
+    .map((t) => wordVector(t.lower))
+    .filter((v): v is Float32Array => v !== undefined);
+  const novelNoun = content.some((t) => {
+    if (t.pos !== 'noun' || PART_NOUNS.has(t)) return false;
+    if (goalTerms.some((g) => sameTerm(g, t.term)) || sharesPair(t, goalHanWords)) return false;
+    const v = t.script === 'latin' ? wordVector(t.lower) : undefined;
+    return !v || !goalVectors.some((g) => dot(v, g) >= 0.5);
+  });
+  const first = message.tokens.find((t) => t.pos !== 'punct' && !ACKNOWLEDGEMENTS.has(t.lower) && t.pos !== 'intj');
+  const leadingProduction = !!first && (PRODUCTION_VERBS.has(first) || CREATION_VERBS.has(first));
+  const noTie =
+    sharedTerms(content, goalTerms) === 0 &&
+    share(sessionHan) === 0 &&
+    vs.vecBest < 0.5 &&
+    !content.some((t) => sharesPair(t, goalHanWords));
 
   return {
     ...vs,
+    constraintHan: constraintHan ? 1 : 0,
+    vecConstraint,
+    novelNoun: novelNoun ? 1 : 0,
+    leadingProduction: leadingProduction ? 1 : 0,
+    productionOfNovel: leadingProduction && novelNoun ? 1 : 0,
+    negatesConstraint: negates && (touches || constraintHan || vecConstraint >= 0.5) ? 1 : 0,
+    noTie: noTie ? 1 : 0,
+    questionNoTie: noTie && message.question ? 1 : 0,
     hanSession: share(sessionHan),
     hanPhase: share(phaseHan),
     goalConstraint: clause.stated ? 1 : 0,
@@ -103,10 +177,19 @@ export function signals(message: Analysis, phase: Analysis, session: Analysis): 
     sessionOnly: sessionOnly ? 1 : 0,
     negates: negates ? 1 : 0,
     exceedsLimit: exceeds ? 1 : 0,
+    belowFloor: below ? 1 : 0,
+    siblingUnderConstraint: sibling ? 1 : 0,
     asksAdvice: findPhrases(message.tokens, ADVICE).length > 0 ? 1 : 0,
     length: Math.log1p(content.length),
     hasNumber: numbers.length > 0 ? 1 : 0,
   };
+}
+
+/** Chinese negators inside a constraint clause: they state the constraint, they are not its subject. */
+const CLAUSE_NEGATORS = new Set([...'不无非没别禁止得能要']);
+
+function sharedTerms(content: Token[], goalTerms: string[]): number {
+  return content.filter((t) => goalTerms.some((g) => sameTerm(g, t.term))).length;
 }
 
 /** Whether a Chinese token shares a two-character run with one of `words`. */
@@ -124,23 +207,25 @@ function sharesPair(t: Token, words: string[]): boolean {
  * marker ("with no unpaid take-home tests", "不得通过微信传送"), the two before "only" ("receipted
  * claims only"), and the stem of a "-free"/"-only" compound ("alcohol-free").
  */
-function constraintClause(session: Analysis): { stated: boolean; terms: string[]; han: string[] } {
+function constraintClause(session: Analysis): { stated: boolean; terms: string[]; han: string[]; tokens: Token[] } {
   const tokens = session.tokens;
   const markers = findPhrases(tokens, [...CONSTRAINT_MARKERS, ...EXTRA_CONSTRAINTS]);
   const terms: string[] = [];
   const han: string[] = [];
+  const taken: Token[] = [];
   const take = (t: Token) => {
+    taken.push(t);
     terms.push(t.term);
     if (t.script === 'han') han.push(t.lower);
   };
   for (const m of markers) {
-    let taken = 0;
-    for (let j = m.end; j < tokens.length && taken < 3; j++) {
+    let count = 0;
+    for (let j = m.end; j < tokens.length && count < 3; j++) {
       const t = tokens[j];
       if (!t || (t.pos === 'punct' && t.lower !== '-')) break;
       if (t.stop) continue;
       take(t);
-      taken++;
+      count++;
     }
     if (m.cue === 'only') {
       for (let j = m.start - 1, taken2 = 0; j >= 0 && taken2 < 2; j--) {
@@ -165,7 +250,7 @@ function constraintClause(session: Analysis): { stated: boolean; terms: string[]
       take(t);
     }
   });
-  return { stated: markers.length > 0 || free, terms, han };
+  return { stated: markers.length > 0 || free, terms, han, tokens: taken };
 }
 
 interface Quantity {
@@ -191,11 +276,14 @@ export function numbersIn(text: string): Quantity[] {
   return out;
 }
 
-/** A limit the session goal states: a number after "under", "at most", "budget", "不超过", "以内" … */
-function goalLimit(session: Analysis): Quantity | undefined {
+const CEILING =
+  /(under|below|at most|max(?:imum)?|budget|less than|up to|no more than|不超过|低于|以内|之内|预算|最多|上限)/iu;
+const FLOOR = /(at least|no lower than|no less than|minimum|not below|不低于|至少|最低|不少于)/iu;
+
+/** A limit the session goal states: the number after a ceiling ("at most", "不超过") or a floor ("at least", "不低于"). */
+function goalLimit(session: Analysis, markers: RegExp): Quantity | undefined {
   const text = session.text;
-  const marker =
-    /(under|below|at most|max(?:imum)?|budget|less than|up to|不超过|低于|以内|之内|预算|最多|上限)/iu.exec(text);
+  const marker = markers.exec(text);
   if (!marker) return undefined;
   const numbers = numbersIn(text.slice(marker.index));
   const before = numbersIn(text.slice(Math.max(0, marker.index - 12), marker.index));
