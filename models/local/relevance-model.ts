@@ -84,6 +84,43 @@ export interface RelevanceModel {
   bias: number[];
   /** Multiplies the probability margins before they become scores (see the module comment). */
   gain: number;
+  /** Which message-side evidence a conflict needs (see `conflictEvidence`). */
+  conflictGate: ConflictGate;
+}
+
+/**
+ * A conflict needs the message to contradict a stated constraint (eval/README.md, rule 4), not just
+ * a goal that states one. Without message-side evidence the model's conflict probability goes to
+ * `continue`: the goal's constraint alone says the message *could* break it, not that it does.
+ * `strict` counts explicit evidence (a rule's conflict cue, a negated constraint term, a number past
+ * the goal's limit, a sibling of what a constraining goal chose); `loose` also a message that merely
+ * touches the constraint clause; `none` applies no gate.
+ */
+export type ConflictGate = 'none' | 'strict' | 'loose';
+
+export function conflictEvidence(x: Record<string, number>, gate: ConflictGate): boolean {
+  if (gate === 'none') return true;
+  const strict = [
+    'textConflict',
+    'conceptConflict',
+    'negatesConstraint',
+    'exceedsLimit',
+    'belowFloor',
+    'siblingUnderConstraint',
+  ];
+  if (strict.some((name) => (x[name] ?? 0) > 0)) return true;
+  if (gate === 'strict') return false;
+  return (
+    (x.goalConstraint ?? 0) > 0 &&
+    ((x.touchesConstraint ?? 0) > 0 || (x.constraintHan ?? 0) > 0 || (x.vecConstraint ?? 0) >= 0.55)
+  );
+}
+
+/** Moves the conflict probability to `continue` when the message carries no evidence of a conflict. */
+export function gateConflict(p: number[], x: Record<string, number>, gate: ConflictGate): number[] {
+  if (conflictEvidence(x, gate)) return p;
+  const k = CLASSES.indexOf('conflict');
+  return p.map((v, i) => (i === 0 ? v + (p[k] ?? 0) : i === k ? 0 : v));
 }
 
 export const MODEL = trained as RelevanceModel;

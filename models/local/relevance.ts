@@ -16,6 +16,7 @@ import {
   CLASSES,
   MODEL,
   classify,
+  gateConflict,
   modelFeatures,
   scoresFromProbabilities,
   type ModelClass,
@@ -327,7 +328,8 @@ function round(x: number): number {
 export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   const evidence = gatherEvidence(input);
   const rules = judgeByRules(input, evidence);
-  const probabilities = classify(MODEL, modelFeatures(evidence, rules));
+  const x = modelFeatures(evidence, rules);
+  const probabilities = gateConflict(classify(MODEL, x), x, MODEL.conflictGate);
   return {
     ...rules,
     ...scoresFromProbabilities(probabilities, MODEL.gain),
