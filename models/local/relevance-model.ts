@@ -84,6 +84,8 @@ export interface RelevanceModel {
   bias: number[];
   /** Multiplies the probability margins before they become scores (see the module comment). */
   gain: number;
+  /** The least probability a new phase or out-of-scope needs (see `scoresFromProbabilities`). */
+  changeFloor: number;
   /** Which message-side evidence a conflict needs (see `conflictEvidence`). */
   conflictGate: ConflictGate;
 }
@@ -135,12 +137,19 @@ export function classify(model: RelevanceModel, features: Record<string, number>
   return e.map((v) => v / total);
 }
 
-/** The two scores for class probabilities in CLASSES order. */
-export function scoresFromProbabilities(p: number[], gain: number): RelevanceScores {
+/**
+ * The two scores for class probabilities in CLASSES order. A state change (new phase, out of scope)
+ * also needs its own class to reach `changeFloor`: below it the evidence is too weak to move the
+ * Session, and both scores go to 0.5, the uncertain band, where the business agent asks.
+ */
+export function scoresFromProbabilities(p: number[], gain: number, changeFloor = 0): RelevanceScores {
   const [cont = 0, next = 0, away = 0, conflict = 0] = p;
   const score = (margin: number) => Math.round(Math.min(1, Math.max(0, 0.5 + (gain * margin) / 2)) * 1000) / 1000;
-  return {
+  const scores = {
     phaseRelevance: score(cont + conflict - next - away),
     sessionRelevance: score(cont + next - away - conflict),
   };
+  const changes = scores.phaseRelevance <= 0.35 && (scores.sessionRelevance >= 0.65 || scores.sessionRelevance <= 0.35);
+  if (changes && Math.max(next, away) < changeFloor) return { phaseRelevance: 0.5, sessionRelevance: 0.5 };
+  return scores;
 }

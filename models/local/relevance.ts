@@ -332,7 +332,7 @@ export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   const probabilities = gateConflict(classify(MODEL, x), x, MODEL.conflictGate);
   return {
     ...rules,
-    ...scoresFromProbabilities(probabilities, MODEL.gain),
+    ...scoresFromProbabilities(probabilities, MODEL.gain, MODEL.changeFloor),
     rules: { phaseRelevance: rules.phaseRelevance, sessionRelevance: rules.sessionRelevance },
     probabilities: Object.fromEntries(CLASSES.map((c, i) => [c, round(probabilities[i] ?? 0)])) as Record<
       ModelClass,
