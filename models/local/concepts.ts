@@ -279,9 +279,14 @@ export const CONCEPTS: readonly Concept[] = [
   c('cs:ticket', ['ticket', 'complaint', 'support'], ['工单', '投诉', '客服'], { domain: 'support' }),
 
   // Constraint concepts and what they rule out.
-  c('con:vegetarian', ['vegetarian', 'vegan', 'plant-based', 'meatless'], ['素食', '吃素', '素菜', '纯素'], {
-    violates: ['food:meat'],
-  }),
+  c(
+    'con:vegetarian',
+    ['vegetarian', 'vegan', 'plant-based', 'meatless'],
+    ['素食', '吃素', '素菜', '纯素', '全素', '素宴'],
+    {
+      violates: ['food:meat'],
+    },
+  ),
   c(
     'food:meat',
     [

@@ -296,8 +296,8 @@ export const DISMISSALS = [
 
 /** Rejections of a goal term ("we're dropping Postgres", "放弃 React"). */
 export const REJECTION_VERBS = new TermSet([
-  ...['drop', 'abandon', 'ditch', 'replace', 'scrap'],
-  ...['放弃', '弃用', '去掉', '换掉'],
+  ...['drop', 'abandon', 'ditch', 'replace', 'scrap', 'remove', 'eliminate', 'cancel'],
+  ...['放弃', '弃用', '去掉', '换掉', '取消', '砍掉'],
 ]);
 export const REJECTION_PHRASES = [
   ...['instead of', 'get rid of', 'stop using', 'move off', 'switch from', 'away from'],
