@@ -11,6 +11,7 @@ import { FailureType } from './model-errors.js';
 import { extractKeywords } from './local/keywords.js';
 import { DEFAULT_ORCHESTRATION, orchestrateLocally, type OrchestrationOptions } from './local/orchestrate.js';
 import { scoreRelevance } from './local/relevance.js';
+import { MODEL } from './local/relevance-model.js';
 import { DEFAULT_SUMMARY, extractiveSummary, type SummaryOptions } from './local/summary.js';
 import type { AgentModelStep, AgentPrompt, AgentStepPrompt, CallOptions, RoleModels, Role } from './roles.js';
 import type {
@@ -53,7 +54,7 @@ export class LocalModels implements RoleModels {
 
   describe(): Record<Role, string> {
     return {
-      relevance: 'local/lexical-semantic-v2',
+      relevance: MODEL.version,
       extraction: 'local/keywords-v1',
       orchestration: 'local/score-floor-v1',
       compaction: 'local/extractive-v1',

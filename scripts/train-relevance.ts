@@ -24,6 +24,7 @@ import {
   modelFeatures,
   scoresFromProbabilities,
   gateConflict,
+  modelScores,
   type ConflictGate,
   type RelevanceModel,
 } from '../models/local/relevance-model.js';
@@ -41,7 +42,9 @@ const FOLDS = 5;
 const LAMBDAS = [0.003, 0.01, 0.03];
 const GAINS = [1.25, 1.5, 2];
 const GATES: ConflictGate[] = ['none', 'strict', 'loose'];
-const CHANGE_FLOORS = [0, 0.5, 0.6, 0.7];
+const CHANGE_FLOORS = [0, 0.5, 0.6];
+/** Where the rules say uncertain: no floor, a high one, or never a state change (above 1). */
+const RULES_UNCERTAIN_FLOORS = [0, 0.9, 1.01];
 const ITERATIONS = 400;
 const STEP = 0.5;
 const MOMENTUM = 0.9;
@@ -75,7 +78,7 @@ function fit(
   names: string[],
   lambda: number,
   inSampleWeight: number,
-): Omit<RelevanceModel, 'version' | 'gain' | 'changeFloor' | 'conflictGate'> {
+): Omit<RelevanceModel, 'version' | 'gain' | 'changeFloor' | 'rulesUncertainFloor' | 'conflictGate'> {
   const D = names.length;
   const K = CLASSES.length;
   const N = rows.length;
@@ -217,6 +220,7 @@ function main(): void {
         gain: number;
         gate: ConflictGate;
         floor: number;
+        rulesFloor: number;
         objective: number;
         f: Figures;
       }
@@ -236,28 +240,42 @@ function main(): void {
         );
         rows.forEach((r, i) => {
           if (folds[i] === k)
-            probs[i] = classify({ ...model, version: '', gain: 1, changeFloor: 0, conflictGate: 'none' }, r.x);
+            probs[i] = classify(
+              { ...model, version: '', gain: 1, changeFloor: 0, rulesUncertainFloor: 0, conflictGate: 'none' },
+              r.x,
+            );
         });
       }
       for (const gate of GATES) {
         const gated = probs.map((p, i) => gateConflict(p, rows[i]?.x ?? {}, gate));
         for (const gain of GAINS) {
           for (const floor of CHANGE_FLOORS) {
-            const predicted = gated.map((p) => decision(scoresFromProbabilities(p, gain, floor)));
-            bySlice(rows, predicted, `lambda ${lambda} w ${weight} ${gate} gain ${gain} floor ${floor}`, false);
-            const f = figures(
-              rows.flatMap((r, i) => (fresh[i] ? [{ expected: r.c.expected, predicted: predicted[i] } as Pair] : [])),
-            );
-            const objective = f.accuracy - 2 * f.rate;
-            if (misses && gain === 1.5 && gate === 'loose' && floor === 0) {
-              rows.forEach((r, i) => {
-                if (predicted[i] !== r.c.expected)
-                  console.log(
-                    `    miss ${r.c.id ?? i}: ${r.c.expected} -> ${predicted[i]} [${CLASSES.map((c, k) => `${c} ${(gated[i]?.[k] ?? 0).toFixed(2)}`).join(', ')}] ${r.c.message}`,
-                  );
-              });
+            for (const rulesFloor of RULES_UNCERTAIN_FLOORS) {
+              const predicted = gated.map((p, i) =>
+                decision(
+                  scoresFromProbabilities(p, gain, {
+                    change: floor,
+                    rulesUncertain: rulesFloor,
+                    rules: rows[i]?.rules,
+                  }),
+                ),
+              );
+              bySlice(rows, predicted, `l ${lambda} w ${weight} ${gate} g ${gain} f ${floor} r ${rulesFloor}`, false);
+              const f = figures(
+                rows.flatMap((r, i) => (fresh[i] ? [{ expected: r.c.expected, predicted: predicted[i] } as Pair] : [])),
+              );
+              const objective = f.accuracy - 2 * f.rate;
+              if (misses && gain === 1.5 && gate === 'loose' && floor === 0 && rulesFloor === 0) {
+                rows.forEach((r, i) => {
+                  if (predicted[i] !== r.c.expected)
+                    console.log(
+                      `    miss ${r.c.id ?? i}: ${r.c.expected} -> ${predicted[i]} [${CLASSES.map((c, k) => `${c} ${(gated[i]?.[k] ?? 0).toFixed(2)}`).join(', ')}] ${r.c.message}`,
+                    );
+                });
+              }
+              if (!best || objective > best.objective + 1e-12)
+                best = { lambda, weight, gain, gate, floor, rulesFloor, objective, f };
             }
-            if (!best || objective > best.objective + 1e-12) best = { lambda, weight, gain, gate, floor, objective, f };
           }
         }
       }
@@ -265,7 +283,7 @@ function main(): void {
   }
   if (!best) throw new Error('empty grid');
   console.log(
-    `chosen: lambda ${best.lambda}, in-sample weight ${best.weight}, conflict gate ${best.gate}, gain ${best.gain}, change floor ${best.floor} (CV on the dev-N files: ${show(best.f)})`,
+    `chosen: lambda ${best.lambda}, in-sample weight ${best.weight}, conflict gate ${best.gate}, gain ${best.gain}, change floor ${best.floor}, rules-uncertain floor ${best.rulesFloor} (CV on the dev-N files: ${show(best.f)})`,
   );
 
   const model: RelevanceModel = {
@@ -273,18 +291,11 @@ function main(): void {
     ...fit(rows, names, best.lambda, best.weight),
     gain: best.gain,
     changeFloor: best.floor,
+    rulesUncertainFloor: best.rulesFloor,
     conflictGate: best.gate,
   };
   const text = `${JSON.stringify(model, null, 1)}\n`;
-  const fitted = rows.map((r) =>
-    decision(
-      scoresFromProbabilities(
-        gateConflict(classify(model, r.x), r.x, model.conflictGate),
-        model.gain,
-        model.changeFloor,
-      ),
-    ),
-  );
+  const fitted = rows.map((r) => decision(modelScores(model, r.x).scores));
   bySlice(rows, fitted, 'fitted on all (in-sample)');
   if (check) {
     if (readFileSync(OUTPUT, 'utf8') !== text) {

@@ -61,7 +61,17 @@ export function modelFeatures(evidence: RelevanceEvidence, rules: RelevanceJudge
     overlapSession: flag(f.overlap.session.length),
     newDeliverable: flag(f.newDeliverables.length),
     textConflict: flag(f.conflict.length),
+    // The kinds of conflict cue differ in how much they prove: a negated or rejected goal term
+    // is the message contradicting the goal; an override ("instead", "just") often only refines.
+    conflictNegates: flag(f.conflict.some((c) => c.startsWith('negates'))),
+    conflictDismisses: flag(f.conflict.some((c) => c.startsWith('dismisses') || c.startsWith('rejects'))),
+    conflictProhibited: flag(f.conflict.some((c) => c.startsWith('names prohibited'))),
+    conflictOverride: flag(f.conflict.some((c) => c.startsWith('overrides'))),
     conceptConflict: flag(evidence.conceptConflicts.length),
+    conceptRuledOut: flag(
+      evidence.conceptConflicts.some((c) => c.includes('rules out') || c.startsWith('names prohibited')),
+    ),
+    conceptReplaced: flag(evidence.conceptConflicts.some((c) => c.startsWith('replaces') || c.startsWith('negates'))),
     sharedConcept: flag(meaning.concepts.length),
     sharedDomain: flag(meaning.domains.length),
     relatedWords: flag(meaning.related.length),
@@ -86,6 +96,8 @@ export interface RelevanceModel {
   gain: number;
   /** The least probability a new phase or out-of-scope needs (see `scoresFromProbabilities`). */
   changeFloor: number;
+  /** The same where the rules put the message in the uncertain band; above 1, never. */
+  rulesUncertainFloor: number;
   /** Which message-side evidence a conflict needs (see `conflictEvidence`). */
   conflictGate: ConflictGate;
 }
@@ -139,10 +151,17 @@ export function classify(model: RelevanceModel, features: Record<string, number>
 
 /**
  * The two scores for class probabilities in CLASSES order. A state change (new phase, out of scope)
- * also needs its own class to reach `changeFloor`: below it the evidence is too weak to move the
- * Session, and both scores go to 0.5, the uncertain band, where the business agent asks.
+ * also needs its own class to reach `changeFloor`, and `rulesUncertainFloor` where the rules
+ * themselves put the message in the uncertain band (their deliberate lean to uncertain: a marker
+ * alone pointing away from goals of the same domain, a deliverable with no link to the Session):
+ * below the floor the evidence is too weak to move the Session, and both scores go to 0.5, the
+ * uncertain band, where the business agent asks.
  */
-export function scoresFromProbabilities(p: number[], gain: number, changeFloor = 0): RelevanceScores {
+export function scoresFromProbabilities(
+  p: number[],
+  gain: number,
+  floors: { change?: number; rulesUncertain?: number; rules?: RelevanceScores } = {},
+): RelevanceScores {
   const [cont = 0, next = 0, away = 0, conflict = 0] = p;
   const score = (margin: number) => Math.round(Math.min(1, Math.max(0, 0.5 + (gain * margin) / 2)) * 1000) / 1000;
   const scores = {
@@ -150,6 +169,27 @@ export function scoresFromProbabilities(p: number[], gain: number, changeFloor =
     sessionRelevance: score(cont + next - away - conflict),
   };
   const changes = scores.phaseRelevance <= 0.35 && (scores.sessionRelevance >= 0.65 || scores.sessionRelevance <= 0.35);
-  if (changes && Math.max(next, away) < changeFloor) return { phaseRelevance: 0.5, sessionRelevance: 0.5 };
-  return scores;
+  if (!changes) return scores;
+  const strength = Math.max(next, away);
+  const inBand = (x: number) => x > 0.35 && x < 0.65;
+  const rulesUncertain = floors.rules && (inBand(floors.rules.phaseRelevance) || inBand(floors.rules.sessionRelevance));
+  const floor = Math.max(floors.change ?? 0, rulesUncertain ? (floors.rulesUncertain ?? 0) : 0);
+  return strength < floor ? { phaseRelevance: 0.5, sessionRelevance: 0.5 } : scores;
+}
+
+/** The model's scores for one message's features: class probabilities, the conflict gate, the floors. */
+export function modelScores(
+  model: RelevanceModel,
+  x: Record<string, number>,
+): { p: number[]; scores: RelevanceScores } {
+  const p = gateConflict(classify(model, x), x, model.conflictGate);
+  const rules = { phaseRelevance: x.rulePhase ?? 0.5, sessionRelevance: x.ruleSession ?? 0.5 };
+  return {
+    p,
+    scores: scoresFromProbabilities(p, model.gain, {
+      change: model.changeFloor,
+      rulesUncertain: model.rulesUncertainFloor,
+      rules,
+    }),
+  };
 }

@@ -12,15 +12,7 @@ import {
 import { conceptHits, type ConceptHit } from './concepts.js';
 import { conceptConflicts } from './relevance-conflicts.js';
 import { features, type Features } from './relevance-features.js';
-import {
-  CLASSES,
-  MODEL,
-  classify,
-  gateConflict,
-  modelFeatures,
-  scoresFromProbabilities,
-  type ModelClass,
-} from './relevance-model.js';
+import { CLASSES, MODEL, modelFeatures, modelScores, type ModelClass } from './relevance-model.js';
 import { analyse, contentTerms, sameTerm, type Analysis } from './text.js';
 import { wordCosine } from './vectors.js';
 
@@ -328,15 +320,11 @@ function round(x: number): number {
 export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   const evidence = gatherEvidence(input);
   const rules = judgeByRules(input, evidence);
-  const x = modelFeatures(evidence, rules);
-  const probabilities = gateConflict(classify(MODEL, x), x, MODEL.conflictGate);
+  const { p, scores } = modelScores(MODEL, modelFeatures(evidence, rules));
   return {
     ...rules,
-    ...scoresFromProbabilities(probabilities, MODEL.gain, MODEL.changeFloor),
+    ...scores,
     rules: { phaseRelevance: rules.phaseRelevance, sessionRelevance: rules.sessionRelevance },
-    probabilities: Object.fromEntries(CLASSES.map((c, i) => [c, round(probabilities[i] ?? 0)])) as Record<
-      ModelClass,
-      number
-    >,
+    probabilities: Object.fromEntries(CLASSES.map((c, i) => [c, round(p[i] ?? 0)])) as Record<ModelClass, number>,
   };
 }
