@@ -16,7 +16,7 @@ import {
   REJECTION_PHRASES,
   findPhrases,
 } from './cues.js';
-import { conceptHits } from './concepts.js';
+import { conceptHits, type Concept } from './concepts.js';
 import { NEGATORS_EN, NEGATORS_ZH } from './relevance-conflicts.js';
 import { sameTerm, type Analysis, type Token } from './text.js';
 import { wordVector } from './vectors.js';
@@ -81,29 +81,96 @@ const ADVICE = [
   ...['推荐', '建议', '好看', '好玩', '好用', '哪个好', '怎么办'],
 ];
 
+/** What the signals read from the goals alone, computed once per goal pair (see `goalSide`). */
+interface GoalSide {
+  goalContent: Token[];
+  goalTerms: string[];
+  goalHanWords: string[];
+  goalVectors: Float32Array[];
+  /** Vectors of the goals' all-letter English words (the mean's inputs). */
+  wordVectors: Float32Array[];
+  goalMean: Float32Array | undefined;
+  phaseMean: Float32Array | undefined;
+  sessionHan: Set<string>;
+  phaseHan: Set<string>;
+  clause: ReturnType<typeof constraintClause>;
+  clauseVectors: Array<{ word: string; v: Float32Array }>;
+  clauseHan: Set<string>;
+  sessionOnlyTokens: Token[];
+  sessionOnlyHan: string[];
+  limit: Quantity | undefined;
+  floor: Quantity | undefined;
+  goalConcepts: Concept[];
+}
+
+/**
+ * Goal analyses come from the scorer's LRU cache, so the same objects return for every message
+ * of a Session: their derived signals are kept beside them, and dropped with them.
+ */
+const goalSides = new WeakMap<Analysis, WeakMap<Analysis, GoalSide>>();
+
+function goalSide(phase: Analysis, session: Analysis): GoalSide {
+  let byPhase = goalSides.get(session);
+  const hit = byPhase?.get(phase);
+  if (hit) return hit;
+  const phaseContent = phase.tokens.filter((t) => !t.stop);
+  const goalContent = [...phase.tokens, ...session.tokens].filter((t) => !t.stop);
+  const goalVectors = vectorsOf(goalContent);
+  const phaseVectors = vectorsOf(phaseContent);
+  const clause = constraintClause(session);
+  const phaseTerms = phaseContent.map((t) => t.term);
+  const sessionOnlyTokens = session.tokens.filter((t) => !t.stop && !phaseTerms.some((p) => sameTerm(p, t.term)));
+  const side: GoalSide = {
+    goalContent,
+    goalTerms: goalContent.map((t) => t.term),
+    goalHanWords: goalContent.filter((t) => t.script === 'han').map((t) => t.lower),
+    goalVectors: goalContent
+      .filter((t) => t.script === 'latin')
+      .map((t) => wordVector(t.lower))
+      .filter((v): v is Float32Array => v !== undefined),
+    wordVectors: goalVectors,
+    goalMean: goalVectors.length > 0 ? mean(goalVectors) : undefined,
+    phaseMean: phaseVectors.length > 0 ? mean(phaseVectors) : undefined,
+    sessionHan: hanOf(goalContent),
+    phaseHan: hanOf(phaseContent),
+    clause,
+    clauseVectors: clause.tokens
+      .filter((t) => t.script === 'latin' && /^[a-z]+$/.test(t.lower))
+      .flatMap((t) => {
+        const v = wordVector(t.lower);
+        return v ? [{ word: t.lower, v }] : [];
+      }),
+    clauseHan: new Set([...clause.han.join('')].filter((ch) => !HAN_FUNCTION.has(ch) && !CLAUSE_NEGATORS.has(ch))),
+    sessionOnlyTokens,
+    sessionOnlyHan: sessionOnlyTokens.filter((t) => t.script === 'han').map((t) => t.lower),
+    limit: goalLimit(session, CEILING),
+    floor: goalLimit(session, FLOOR),
+    goalConcepts: [...conceptHits(phase.tokens), ...conceptHits(session.tokens)].map((h) => h.concept),
+  };
+  if (!byPhase) {
+    byPhase = new WeakMap();
+    goalSides.set(session, byPhase);
+  }
+  byPhase.set(phase, side);
+  return side;
+}
+
+function hanOf(tokens: Token[]): Set<string> {
+  return new Set([...tokens.map((t) => t.lower).join('')].filter((ch) => HAN_CHAR.test(ch) && !HAN_FUNCTION.has(ch)));
+}
+
 export function signals(message: Analysis, phase: Analysis, session: Analysis): Signals {
   const content = message.tokens.filter((t) => !t.stop);
-  const goalContent = [...phase.tokens, ...session.tokens].filter((t) => !t.stop);
-  const vs = vectorSignals(
-    content,
-    goalContent,
-    phase.tokens.filter((t) => !t.stop),
-  );
-  const hanOf = (tokens: Token[]) =>
-    new Set([...tokens.map((t) => t.lower).join('')].filter((ch) => HAN_CHAR.test(ch) && !HAN_FUNCTION.has(ch)));
+  const goals = goalSide(phase, session);
+  const { goalTerms, goalHanWords, goalVectors, sessionHan, phaseHan, clause, limit, floor } = goals;
+  const vs = vectorSignals(content, goals);
   const messageHan = hanOf(content);
-  const sessionHan = hanOf(goalContent);
-  const phaseHan = hanOf(phase.tokens.filter((t) => !t.stop));
   const share = (goal: Set<string>) =>
     messageHan.size === 0 ? 0 : [...messageHan].filter((ch) => goal.has(ch)).length / messageHan.size;
 
-  const clause = constraintClause(session);
   const touches = content.some((t) => clause.terms.some((g) => sameTerm(g, t.term)) || sharesPair(t, clause.han));
-  const phaseTerms = phase.tokens.filter((t) => !t.stop).map((t) => t.term);
-  const sessionOnlyTokens = session.tokens.filter((t) => !t.stop && !phaseTerms.some((p) => sameTerm(p, t.term)));
-  const sessionOnlyHan = sessionOnlyTokens.filter((t) => t.script === 'han').map((t) => t.lower);
   const sessionOnly = content.some(
-    (t) => sessionOnlyTokens.some((g) => sameTerm(g.term, t.term)) || sharesPair(t, sessionOnlyHan),
+    (t) => goals.sessionOnlyTokens.some((g) => sameTerm(g.term, t.term)) || sharesPair(t, goals.sessionOnlyHan),
   );
 
   const negates =
@@ -113,39 +180,25 @@ export function signals(message: Analysis, phase: Analysis, session: Analysis): 
     message.tokens.some((t) => t.script === 'han' && /^(不|别|没|无)/u.test(t.lower)) ||
     findPhrases(message.tokens, [...DISMISSALS, ...OVERRIDE_MARKERS, ...REJECTION_PHRASES]).length > 0;
 
-  const limit = goalLimit(session, CEILING);
-  const floor = goalLimit(session, FLOOR);
   const numbers = numbersIn(message.text);
   const exceeds = limit !== undefined && numbers.some((n) => n.unit === limit.unit && n.value > limit.value);
   const below = floor !== undefined && numbers.some((n) => n.unit === floor.unit && n.value < floor.value);
-  const goalConcepts = [...conceptHits(phase.tokens), ...conceptHits(session.tokens)].map((h) => h.concept);
   const sibling =
     clause.stated &&
     conceptHits(message.tokens).some(
       ({ concept }) =>
         concept.kind !== undefined &&
-        !goalConcepts.some((g) => g.id === concept.id) &&
-        goalConcepts.some((g) => g.kind === concept.kind),
+        !goals.goalConcepts.some((g) => g.id === concept.id) &&
+        goals.goalConcepts.some((g) => g.kind === concept.kind),
     );
 
-  const clauseWords = clause.tokens.filter((t) => t.script === 'latin' && /^[a-z]+$/.test(t.lower));
-  const clauseHan = new Set([...clause.han.join('')].filter((ch) => !HAN_FUNCTION.has(ch) && !CLAUSE_NEGATORS.has(ch)));
-  const constraintHan = [...messageHan].some((ch) => clauseHan.has(ch));
+  const constraintHan = [...messageHan].some((ch) => goals.clauseHan.has(ch));
   let vecConstraint = 0;
   for (const t of content) {
     const a = t.script === 'latin' ? wordVector(t.lower) : undefined;
     if (!a) continue;
-    for (const g of clauseWords) {
-      const b = g.lower === t.lower ? undefined : wordVector(g.lower);
-      if (b) vecConstraint = Math.max(vecConstraint, dot(a, b));
-    }
+    for (const g of goals.clauseVectors) if (g.word !== t.lower) vecConstraint = Math.max(vecConstraint, dot(a, g.v));
   }
-  const goalTerms = goalContent.map((t) => t.term);
-  const goalHanWords = goalContent.filter((t) => t.script === 'han').map((t) => t.lower);
-  const goalVectors = goalContent
-    .filter((t) => t.script === 'latin')
-    .map((t) => wordVector(t.lower))
-    .filter((v): v is Float32Array => v !== undefined);
   const novelNoun = content.some((t) => {
     if (t.pos !== 'noun' || PART_NOUNS.has(t)) return false;
     if (goalTerms.some((g) => sameTerm(g, t.term)) || sharesPair(t, goalHanWords)) return false;
@@ -290,28 +343,34 @@ function goalLimit(session: Analysis, markers: RegExp): Quantity | undefined {
   return numbers[0] ?? before.at(-1);
 }
 
+/** Unit vectors of the English words among `tokens` that have one. */
+function vectorsOf(tokens: Token[]): Float32Array[] {
+  return tokens
+    .filter((t) => t.script === 'latin' && /^[a-z]+$/.test(t.lower))
+    .map((t) => wordVector(t.lower))
+    .filter((v): v is Float32Array => v !== undefined);
+}
+
 /** Vector signals over the English words of the message and of the goals. */
 function vectorSignals(
   message: Token[],
-  goals: Token[],
-  phase: Token[],
+  goals: GoalSide,
 ): Pick<Signals, 'vecSession' | 'vecPhase' | 'vecBest' | 'vecCoverage'> {
-  const vec = (tokens: Token[]) =>
-    tokens
-      .filter((t) => t.script === 'latin' && /^[a-z]+$/.test(t.lower))
-      .map((t) => wordVector(t.lower))
-      .filter((v): v is Float32Array => v !== undefined);
-  const m = vec(message);
-  const g = vec(goals);
-  const p = vec(phase);
+  const m = vectorsOf(message);
+  const g = goals.wordVectors;
   const latinMessage = message.filter((t) => t.script === 'latin').length;
-  if (m.length === 0 || g.length === 0)
+  if (m.length === 0 || g.length === 0 || !goals.goalMean)
     return { vecSession: 0, vecPhase: 0, vecBest: 0, vecCoverage: latinMessage === 0 ? 0 : m.length / latinMessage };
   let best = 0;
-  for (const a of m) best += Math.max(...g.map((b) => dot(a, b)));
+  for (const a of m) {
+    let top = -Infinity;
+    for (const b of g) top = Math.max(top, dot(a, b));
+    best += top;
+  }
+  const messageMean = mean(m);
   return {
-    vecSession: cosine(mean(m), mean(g)),
-    vecPhase: p.length === 0 ? 0 : cosine(mean(m), mean(p)),
+    vecSession: cosine(messageMean, goals.goalMean),
+    vecPhase: goals.phaseMean ? cosine(messageMean, goals.phaseMean) : 0,
     vecBest: best / m.length,
     vecCoverage: m.length / Math.max(1, latinMessage),
   };
