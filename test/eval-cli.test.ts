@@ -46,7 +46,7 @@ describe('npm run eval', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toContain('(4 cases)');
-    expect(stdout).toContain('Relevance role: local/trained-v3; thresholds high 0.65 / low 0.35');
+    expect(stdout).toContain('Relevance role: local/rules-conflict-check-v4; thresholds high 0.65 / low 0.35');
     expect(stdout).toMatch(/│ continue\s+│\s+1 │\s+0 │\s+0 │\s+0 │\s+0 │\s+0 │\s+1 │/);
     expect(stdout).toContain('Accuracy: 1.000 (4/4)');
     expect(stdout).toContain('Macro-F1: 1.000');
@@ -66,7 +66,7 @@ describe('npm run eval', () => {
       calibration: { high: number; low: number; macroF1: number };
       cases: Array<{ id: string; expected: string; predicted: string; scores: { phase: number; session: number } }>;
     };
-    expect(report.provider).toBe('local/trained-v3');
+    expect(report.provider).toBe('local/rules-conflict-check-v4');
     expect(report.thresholds).toEqual({ high: 0.7, low: 0.3 });
     expect(report.cases.map((c) => [c.id, c.predicted])).toEqual(CASES.map((c) => [c.id, c.expected]));
     const word = report.cases[1];

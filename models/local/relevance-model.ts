@@ -4,13 +4,18 @@
  * signals, whose weights `scripts/train-relevance.ts` fits on the labelled development files and
  * writes to `relevance-model.json`. Inference is a few dot products: deterministic and cheap.
  *
- * The five class probabilities become the two scores the decision table reads: phase relevance is
- * 0.5 + gain × (P(continue) + P(conflict) − P(new-phase) − P(out-of-scope)) / 2, session relevance
- * the same with (P(continue) + P(new-phase) − P(out-of-scope) − P(conflict)). Probability on
- * `uncertain`, or split between opposite answers, keeps a score near 0.5, in the uncertain band: the
- * scorer commits to a decision only when the model's evidence for it is strong.
+ * The five class probabilities become two scores: phase relevance is 0.5 + gain × (P(continue) +
+ * P(conflict) − P(new-phase) − P(out-of-scope)) / 2, session relevance the same with (P(continue) +
+ * P(new-phase) − P(out-of-scope) − P(conflict)). Probability on `uncertain`, or split between
+ * opposite answers, keeps a score near 0.5.
+ *
+ * The model's scores do not reach the decision table on their own (`combineScores`): the rules keep
+ * every decision that changes state, and the model may only mark as a conflict a message the rules
+ * would continue with. On held-out text the model alone detected conflicts better than the rules
+ * but moved state more often where it should have stayed (docs/relevance.md, "The trained conflict
+ * check"); a conflict keeps state, so this use gains the first without the second.
  */
-import type { RelevanceScores } from '../../workflows/decide.js';
+import { band, type RelevanceScores } from '../../workflows/decide.js';
 import type { RelevanceEvidence, RelevanceJudgement, RelevanceRule } from './relevance.js';
 import { signals } from './relevance-signals.js';
 import trained from './relevance-model.json' with { type: 'json' };
@@ -94,10 +99,6 @@ export interface RelevanceModel {
   bias: number[];
   /** Multiplies the probability margins before they become scores (see the module comment). */
   gain: number;
-  /** The least probability a new phase or out-of-scope needs (see `scoresFromProbabilities`). */
-  changeFloor: number;
-  /** The same where the rules put the message in the uncertain band; above 1, never. */
-  rulesUncertainFloor: number;
   /** Which message-side evidence a conflict needs (see `conflictEvidence`). */
   conflictGate: ConflictGate;
 }
@@ -149,47 +150,38 @@ export function classify(model: RelevanceModel, features: Record<string, number>
   return e.map((v) => v / total);
 }
 
-/**
- * The two scores for class probabilities in CLASSES order. A state change (new phase, out of scope)
- * also needs its own class to reach `changeFloor`, and `rulesUncertainFloor` where the rules
- * themselves put the message in the uncertain band (their deliberate lean to uncertain: a marker
- * alone pointing away from goals of the same domain, a deliverable with no link to the Session):
- * below the floor the evidence is too weak to move the Session, and both scores go to 0.5, the
- * uncertain band, where the business agent asks.
- */
-export function scoresFromProbabilities(
-  p: number[],
-  gain: number,
-  floors: { change?: number; rulesUncertain?: number; rules?: RelevanceScores } = {},
-): RelevanceScores {
+/** The two scores for class probabilities in CLASSES order (see the module comment). */
+export function scoresFromProbabilities(p: number[], gain: number): RelevanceScores {
   const [cont = 0, next = 0, away = 0, conflict = 0] = p;
   const score = (margin: number) => Math.round(Math.min(1, Math.max(0, 0.5 + (gain * margin) / 2)) * 1000) / 1000;
-  const scores = {
+  return {
     phaseRelevance: score(cont + conflict - next - away),
     sessionRelevance: score(cont + next - away - conflict),
   };
-  const changes = scores.phaseRelevance <= 0.35 && (scores.sessionRelevance >= 0.65 || scores.sessionRelevance <= 0.35);
-  if (!changes) return scores;
-  const strength = Math.max(next, away);
-  const inBand = (x: number) => x > 0.35 && x < 0.65;
-  const rulesUncertain = floors.rules && (inBand(floors.rules.phaseRelevance) || inBand(floors.rules.sessionRelevance));
-  const floor = Math.max(floors.change ?? 0, rulesUncertain ? (floors.rulesUncertain ?? 0) : 0);
-  return strength < floor ? { phaseRelevance: 0.5, sessionRelevance: 0.5 } : scores;
 }
 
-/** The model's scores for one message's features: class probabilities, the conflict gate, the floors. */
+/** The model's scores for one message's features: class probabilities after the conflict gate. */
 export function modelScores(
   model: RelevanceModel,
   x: Record<string, number>,
 ): { p: number[]; scores: RelevanceScores } {
   const p = gateConflict(classify(model, x), x, model.conflictGate);
-  const rules = { phaseRelevance: x.rulePhase ?? 0.5, sessionRelevance: x.ruleSession ?? 0.5 };
-  return {
-    p,
-    scores: scoresFromProbabilities(p, model.gain, {
-      change: model.changeFloor,
-      rulesUncertain: model.rulesUncertainFloor,
-      rules,
-    }),
-  };
+  return { p, scores: scoresFromProbabilities(p, model.gain) };
+}
+
+/** The Session's default thresholds (workflows/schemas.ts), which the model's bands are read against. */
+const DEFAULT_THRESHOLDS = { high: 0.65, low: 0.35 };
+
+/**
+ * The scores the scorer returns: the rules', except where the rules would continue (both bands
+ * high) and the model reads a conflict (phase high, session low). Then the session score drops to
+ * the model's, and the decision becomes `conflict`, which keeps goals and capabilities as they are.
+ * The model never starts a new phase, never routes a message away and never makes one uncertain.
+ */
+export function combineScores(rules: RelevanceScores, model: RelevanceScores): RelevanceScores {
+  const of = (s: RelevanceScores) =>
+    `${band(s.phaseRelevance, DEFAULT_THRESHOLDS)}/${band(s.sessionRelevance, DEFAULT_THRESHOLDS)}`;
+  if (of(rules) === 'high/high' && of(model) === 'high/low')
+    return { phaseRelevance: rules.phaseRelevance, sessionRelevance: model.sessionRelevance };
+  return rules;
 }

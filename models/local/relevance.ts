@@ -12,7 +12,7 @@ import {
 import { conceptHits, type ConceptHit } from './concepts.js';
 import { conceptConflicts } from './relevance-conflicts.js';
 import { features, type Features } from './relevance-features.js';
-import { CLASSES, MODEL, modelFeatures, modelScores, type ModelClass } from './relevance-model.js';
+import { CLASSES, MODEL, combineScores, modelFeatures, modelScores, type ModelClass } from './relevance-model.js';
 import { analyse, contentTerms, sameTerm, type Analysis } from './text.js';
 import { wordCosine } from './vectors.js';
 
@@ -38,13 +38,15 @@ export type RelevanceRule =
   | 'unlinked';
 
 export interface RelevanceJudgement extends RelevanceScores {
-  /** The rule that matched first (an input of the trained model, which sets the scores). */
+  /** The rule that matched first (its scores are the verdict; also an input of the trained model). */
   rule: RelevanceRule;
   /** The cues that fired, for explanations and tests. */
   cues: string[];
   similarity: { phase: number; session: number };
-  /** The rules' own scores, before the trained model weighs them (`scoreRelevance` only). */
+  /** The rules' own scores, before the trained conflict check (`scoreRelevance` only). */
   rules?: RelevanceScores;
+  /** The trained model's scores, which may turn the rules' `continue` into `conflict` (`scoreRelevance` only). */
+  model?: RelevanceScores;
   /** The trained model's class probabilities (`scoreRelevance` only). */
   probabilities?: Record<ModelClass, number>;
 }
@@ -314,17 +316,19 @@ function round(x: number): number {
 }
 
 /**
- * Scores one message against the two goals: the rules' verdict and cues, weighed with graded
- * signals by the trained model (`relevance-model.ts`). Pure and deterministic.
+ * Scores one message against the two goals: the rules' verdict, which the trained model
+ * (`relevance-model.ts`) may only turn from continue into conflict. Pure and deterministic.
  */
 export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   const evidence = gatherEvidence(input);
   const rules = judgeByRules(input, evidence);
   const { p, scores } = modelScores(MODEL, modelFeatures(evidence, rules));
+  const own = { phaseRelevance: rules.phaseRelevance, sessionRelevance: rules.sessionRelevance };
   return {
     ...rules,
-    ...scores,
-    rules: { phaseRelevance: rules.phaseRelevance, sessionRelevance: rules.sessionRelevance },
+    ...combineScores(own, scores),
+    rules: own,
+    model: scores,
     probabilities: Object.fromEntries(CLASSES.map((c, i) => [c, round(p[i] ?? 0)])) as Record<ModelClass, number>,
   };
 }

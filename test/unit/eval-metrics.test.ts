@@ -260,7 +260,7 @@ describe('runEval', () => {
     const { out, io } = capture();
     expect(await runEval(['--file', file], io, { models: new LocalModels() })).toBe(0);
     expect(out.stdout).toContain('Accuracy: 1.000 (2/2)');
-    expect(out.stdout).toContain('local/trained-v3');
+    expect(out.stdout).toContain('local/rules-conflict-check-v4');
   });
 
   it('exits 2 with a message on bad thresholds or arguments', async () => {

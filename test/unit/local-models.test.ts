@@ -404,7 +404,7 @@ describe('the local agent role', () => {
 
   it('describes each role for the start-up log', () => {
     const described = models.describe();
-    expect(described.relevance).toBe('local/trained-v3');
+    expect(described.relevance).toBe('local/rules-conflict-check-v4');
     expect(Object.values(described).every((d) => d.startsWith('local/') || d.startsWith('none'))).toBe(true);
   });
 });
