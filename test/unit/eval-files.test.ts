@@ -15,7 +15,7 @@ const HAN = /\p{Script=Han}/u;
  * The files whose README section states rule 4 for every conflict (a note, phase ≠ session);
  * dev.jsonl and holdout.jsonl were written before it was a rule.
  */
-const CONFLICT_RULE_FILES = new Set(['cases.jsonl', 'holdout-2.jsonl', 'holdout-3.jsonl']);
+const CONFLICT_RULE_FILES = new Set(['cases.jsonl', 'holdout-2.jsonl', 'holdout-3.jsonl', 'holdout-4.jsonl']);
 
 interface Row {
   id: string;
@@ -37,7 +37,7 @@ function rows(file: string): Row[] {
 describe('eval/*.jsonl', () => {
   it('holds the held-out files', () => {
     expect(FILES).toEqual(
-      expect.arrayContaining(['cases.jsonl', 'holdout.jsonl', 'holdout-2.jsonl', 'holdout-3.jsonl']),
+      expect.arrayContaining(['cases.jsonl', 'holdout.jsonl', 'holdout-2.jsonl', 'holdout-3.jsonl', 'holdout-4.jsonl']),
     );
   });
 
