@@ -48,7 +48,7 @@ const GAINS = [1.25, 1.5, 2];
  * A conflict needs evidence in the message (eval/README.md, rule 4), so the grid leaves out the
  * `none` gate. Cross-validation here prefers it by about half a point, but on held-out text a
  * model without the gate read plain refinements in Sessions with a constraining goal as conflicts
- * (eval/README.md, the trained judgement's first reading).
+ * (eval/README.md, the first reading of the trained model).
  */
 const GATES: ConflictGate[] = ['strict', 'loose'];
 const ITERATIONS = 400;
@@ -84,7 +84,7 @@ function fit(
   names: string[],
   lambda: number,
   inSampleWeight: number,
-): Omit<RelevanceModel, 'version' | 'gain' | 'changeFloor' | 'rulesUncertainFloor' | 'conflictGate'> {
+): Omit<RelevanceModel, 'version' | 'gain' | 'conflictGate'> {
   const D = names.length;
   const K = CLASSES.length;
   const N = rows.length;

@@ -1,6 +1,6 @@
 /**
- * The trained judgement of the local relevance scorer (docs/relevance.md, "The trained
- * judgement"): a multinomial logistic regression over the rules' verdict, their cues and graded
+ * The trained conflict check of the local relevance scorer (docs/relevance.md, "The trained
+ * conflict check"): a multinomial logistic regression over the rules' verdict, their cues and graded
  * signals, whose weights `scripts/train-relevance.ts` fits on the labelled development files and
  * writes to `relevance-model.json`. Inference is a few dot products: deterministic and cheap.
  *

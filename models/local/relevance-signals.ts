@@ -1,5 +1,5 @@
 /**
- * Graded signals for the trained relevance model (docs/relevance.md, "The trained judgement"):
+ * Graded signals for the trained relevance model (docs/relevance.md, "The trained conflict check"):
  * evidence the rules read only as yes/no, or not at all, measured as numbers the model can weigh.
  * Everything here is general — word vectors, shared Chinese characters, where a session goal states
  * a constraint, negations and numeric limits — never vocabulary taken from evaluation cases.

@@ -1,5 +1,5 @@
 /**
- * The trained judgement of the local relevance scorer (models/local/relevance-model.ts and the
+ * The trained conflict check of the local relevance scorer (models/local/relevance-model.ts and the
  * weights npm run train:relevance writes): the committed file loads and fits the feature extractor,
  * it reads the source article's examples right, it sees conflicts in English and Chinese, split
  * evidence lands in the uncertain band, and the model can only add a conflict to the rules' verdict.
