@@ -296,7 +296,7 @@ export interface EvalDeps {
 }
 
 interface EvalOptions {
-  file: string;
+  file: string[];
   json?: boolean;
   high: number;
   low: number;
@@ -304,9 +304,12 @@ interface EvalOptions {
   concurrency: number;
 }
 
+/** The default case files, as one array object so that the first --file can recognise and replace it. */
+const DEFAULT_FILES = [DEFAULT_CASES_FILE];
+
 /**
- * `harness eval [--file PATH] [--json] [--high N] [--low N] [--step N] [--concurrency N]` (and
- * `npm run eval`): evaluates the configured relevance role on a case file.
+ * `harness eval [--file PATH]... [--json] [--high N] [--low N] [--step N] [--concurrency N]` (and
+ * `npm run eval`): evaluates the configured relevance role on case files, read as one set.
  */
 export function evalCommand(io: EvalIO, deps: EvalDeps = {}): Command {
   const command = new Command('eval')
@@ -315,10 +318,13 @@ export function evalCommand(io: EvalIO, deps: EvalDeps = {}): Command {
         'precision/recall/F1, accuracy, macro-F1, and the calibrated high/low thresholds',
     )
     .addOption(
-      new Option('--file <path>', 'JSON lines of {sessionGoal, phaseGoal, message, expected}').default(
-        DEFAULT_CASES_FILE,
-        'eval/cases.jsonl',
-      ),
+      new Option(
+        '--file <path>',
+        'JSON lines of {sessionGoal, phaseGoal, message, expected}; repeat it to read several files as one set',
+      )
+        // The first --file replaces the default, later ones add to it.
+        .argParser((value: string, previous: string[]) => (previous === DEFAULT_FILES ? [value] : [...previous, value]))
+        .default(DEFAULT_FILES, 'eval/cases.jsonl'),
     )
     .option('--json', 'print the report and every case as JSON')
     .addOption(new Option('--high <n>', 'high threshold').argParser(unitInterval).default(DEFAULT_THRESHOLDS.high))
@@ -339,7 +345,7 @@ async function evaluateCommand(options: EvalOptions, io: EvalIO, deps: EvalDeps)
   const thresholds = Thresholds.safeParse({ high: options.high, low: options.low });
   if (!thresholds.success) throw new EvalInputError('--low must be below --high');
   if (options.step > 0.5 || options.step <= 0) throw new EvalInputError('--step must be in (0, 0.5]');
-  const cases = await loadCases(options.file);
+  const cases = (await Promise.all(options.file.map(loadCases))).flat();
   const models = deps.models ?? (await modelsFromEnvironment(deps.env ?? process.env));
   const provider = models.describe().relevance;
   if (provider === 'not configured') {
@@ -354,8 +360,12 @@ async function evaluateCommand(options: EvalOptions, io: EvalIO, deps: EvalDeps)
       { timeoutMs, signal: AbortSignal.timeout(timeoutMs) },
     );
   const scored = await evaluate(cases, scorer, thresholds.data, options.concurrency);
-  const fromCwd = relative(process.cwd(), options.file);
-  const shown = fromCwd && !fromCwd.startsWith('..') && !isAbsolute(fromCwd) ? fromCwd : options.file;
+  const shown = options.file
+    .map((file) => {
+      const fromCwd = relative(process.cwd(), file);
+      return fromCwd && !fromCwd.startsWith('..') && !isAbsolute(fromCwd) ? fromCwd : file;
+    })
+    .join(' + ');
   const report = buildReport(shown, provider, thresholds.data, scored, options.step);
   io.stdout.write(options.json ? `${JSON.stringify(jsonReport(report), null, 2)}\n` : formatReport(report));
 }

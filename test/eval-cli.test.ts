@@ -53,6 +53,20 @@ describe('npm run eval', () => {
     expect(stdout).toMatch(/best thresholds: high [\d.]+ \/ low [\d.]+ -> macro-F1 1\.000/);
   });
 
+  it('reads several files as one set when --file is repeated', async () => {
+    const second = join(dir, 'more.jsonl');
+    writeFileSync(
+      second,
+      JSON.stringify({ id: 'e', sessionGoal: GOAL, phaseGoal: GOAL, message: 'go on', expected: 'continue' }) + '\n',
+    );
+    const { code, stdout } = await run(['--file', file, '--file', second, '--json']);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as { file: string; total: number; cases: Array<{ id: string }> };
+    expect(report.total).toBe(5);
+    expect(report.cases.map((c) => c.id)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(report.file).toBe(`${file} + ${second}`);
+  });
+
   it('prints the same as JSON with every case, at the given thresholds', async () => {
     const { code, stdout } = await run(['--file', file, '--json', '--high', '0.7', '--low', '0.3']);
     expect(code).toBe(0);
