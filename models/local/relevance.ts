@@ -324,9 +324,12 @@ export function scoreRelevance(input: RelevanceInput): RelevanceJudgement {
   const rules = judgeByRules(input, evidence);
   const { p, scores } = modelScores(MODEL, modelFeatures(evidence, rules));
   const own = { phaseRelevance: rules.phaseRelevance, sessionRelevance: rules.sessionRelevance };
+  const combined = combineScores(own, scores);
+  const checked = combined.sessionRelevance !== own.sessionRelevance;
   return {
     ...rules,
-    ...combineScores(own, scores),
+    ...combined,
+    cues: checked ? [...rules.cues, 'trained conflict check'] : rules.cues,
     rules: own,
     model: scores,
     probabilities: Object.fromEntries(CLASSES.map((c, i) => [c, round(p[i] ?? 0)])) as Record<ModelClass, number>,

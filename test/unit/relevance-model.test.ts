@@ -74,6 +74,16 @@ describe('conflicts in English and Chinese', () => {
     expect(judge('柜子选白色的', '挑选柜子', '翻新卫生间，预算不超过 2 万元').decision).toBe('continue');
   });
 
+  it('says when the trained check, not a rule, saw the conflict', () => {
+    const session = 'Renovate the bathroom with a budget of at most $20,000';
+    const flagged = judge("Let's get the $38,000 walnut cabinet set", 'Pick the cabinets', session).judged;
+    expect(decisionOf(flagged.rules ?? flagged)).toBe('continue');
+    expect(flagged.cues).toContain('trained conflict check');
+    expect(judge('Get the cheaper $12,000 cabinet set', 'Pick the cabinets', session).judged.cues).not.toContain(
+      'trained conflict check',
+    );
+  });
+
   it('sees what a general constraint concept rules out', () => {
     expect(
       judge(
