@@ -9,7 +9,7 @@ import Table from 'cli-table3';
 import { Command, Option } from 'commander';
 import type { RoleModels } from '../models/roles.js';
 import { decide, type RelevanceScores } from '../workflows/decide.js';
-import { Settings, Thresholds } from '../workflows/schemas.js';
+import { DEFAULT_THRESHOLDS, Thresholds } from '../workflows/schemas.js';
 import { DEFAULT_CASES_FILE, EvalInputError, loadCases, type EvalCase } from './eval-cases.js';
 import {
   EXPECTED,
@@ -30,8 +30,7 @@ import { nameInErrors, runProgram, type RunIO } from './run.js';
 export { EXPECTED, PREDICTED, computeMetrics };
 export type { Expected, LabelMetrics, Metrics, Predicted } from './eval-metrics.js';
 
-/** The thresholds a Session uses unless its start argument sets others. */
-export const DEFAULT_THRESHOLDS: Thresholds = Settings.parse({}).thresholds;
+export { DEFAULT_THRESHOLDS };
 
 /** Scores one case; throwing means the relevance call failed. */
 export type Scorer = (c: EvalCase) => Promise<RelevanceScores>;

@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { parseCases, type EvalCase } from '../cli/eval-cases.js';
 import { computeMetrics, harmOf, type Pair } from '../cli/eval-metrics.js';
 import { decide, type RelevanceScores } from '../workflows/decide.js';
+import { DEFAULT_THRESHOLDS } from '../workflows/schemas.js';
 import { gatherEvidence, judgeByRules } from '../models/local/relevance.js';
 import {
   CLASSES,
@@ -54,7 +55,6 @@ const GATES: ConflictGate[] = ['strict', 'loose'];
 const ITERATIONS = 400;
 const STEP = 0.5;
 const MOMENTUM = 0.9;
-const THRESHOLDS = { high: 0.65, low: 0.35 };
 
 interface Row {
   file: string;
@@ -149,7 +149,7 @@ function fit(
 }
 
 function decision(scores: RelevanceScores) {
-  const d = decide({ firstTask: false, relevance: { ok: true, scores }, thresholds: THRESHOLDS }).decision;
+  const d = decide({ firstTask: false, relevance: { ok: true, scores }, thresholds: DEFAULT_THRESHOLDS }).decision;
   return d === 'initialize' ? 'degraded' : d;
 }
 

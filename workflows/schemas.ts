@@ -117,10 +117,13 @@ export const Thresholds = z
   .refine((t) => t.low < t.high, 'thresholds.low must be below thresholds.high');
 export type Thresholds = z.infer<typeof Thresholds>;
 
+/** The thresholds a Session uses unless its start argument sets others. */
+export const DEFAULT_THRESHOLDS: Thresholds = { high: 0.65, low: 0.35 };
+
 /** Per-session settings, fixed at start and carried across continue-as-new. */
 export const Settings = z
   .object({
-    thresholds: Thresholds.default({ high: 0.65, low: 0.35 }),
+    thresholds: Thresholds.default(DEFAULT_THRESHOLDS),
     /** Per-attempt budget of one helper-model call. */
     modelTimeoutMs: z.number().int().min(100).max(600_000).default(20_000),
     /** Per-attempt budget of the business-agent turn, which may legitimately take longer. */

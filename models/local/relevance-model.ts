@@ -16,6 +16,7 @@
  * check"); a conflict keeps state, so this use gains the first without the second.
  */
 import { band, type RelevanceScores } from '../../workflows/decide.js';
+import { DEFAULT_THRESHOLDS } from '../../workflows/schemas.js';
 import type { RelevanceEvidence, RelevanceJudgement, RelevanceRule } from './relevance.js';
 import { signals } from './relevance-signals.js';
 import trained from './relevance-model.json' with { type: 'json' };
@@ -169,12 +170,9 @@ export function modelScores(
   return { p, scores: scoresFromProbabilities(p, model.gain) };
 }
 
-/** The Session's default thresholds (workflows/schemas.ts), which the model's bands are read against. */
-const DEFAULT_THRESHOLDS = { high: 0.65, low: 0.35 };
-
 /**
  * The scores the scorer returns: the rules', except where the rules would continue (both bands
- * high) and the model reads a conflict (phase high, session low). Then the session score drops to
+ * high at the Session's default thresholds) and the model reads a conflict (phase high, session low). Then the session score drops to
  * the model's, and the decision becomes `conflict`, which keeps goals and capabilities as they are.
  * The model never starts a new phase, never routes a message away and never makes one uncertain.
  */
