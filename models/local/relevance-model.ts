@@ -172,9 +172,10 @@ export function modelScores(
 
 /**
  * The scores the scorer returns: the rules', except where the rules would continue (both bands
- * high at the Session's default thresholds) and the model reads a conflict (phase high, session low). Then the session score drops to
- * the model's, and the decision becomes `conflict`, which keeps goals and capabilities as they are.
- * The model never starts a new phase, never routes a message away and never makes one uncertain.
+ * high at the Session's default thresholds) and the model reads a conflict (phase high, session
+ * low). Then the session score drops to the model's, and the decision becomes `conflict`, which
+ * keeps goals and capabilities as they are. The model never starts a new phase, never routes a
+ * message away and never makes one uncertain.
  */
 export function combineScores(rules: RelevanceScores, model: RelevanceScores): RelevanceScores {
   const of = (s: RelevanceScores) =>
