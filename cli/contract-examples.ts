@@ -122,7 +122,7 @@ export function contractExamples(p: ExampleParams = DOC_PARAMS): { cli: CliExamp
       expect: id,
     },
     {
-      title: 'Approve a pending approval (signal; never a task input)',
+      title: 'Approve the tool call waiting for approval 3:1:call_7 (signal; never a task input)',
       args: [
         'workflow',
         'signal',
@@ -131,7 +131,7 @@ export function contractExamples(p: ExampleParams = DOC_PARAMS): { cli: CliExamp
         '--name',
         'approval',
         '--input',
-        json({ approvalId: 'a-7', approved: true, note: 'ok to publish' }),
+        json({ approvalId: '3:1:call_7', approved: true, note: 'ok to publish', approver: 'alice' }),
       ],
       expect: 'Signal workflow succeeded',
     },

@@ -63,7 +63,13 @@ interface QuerySpec {
 export type Spec = SignalSpec | UpdateSpec | QuerySpec;
 
 const CONTROL_EXAMPLES: Record<ControlKind, unknown> = {
-  approval: { approvalId: 'a-7', approved: true, note: 'ok to publish' },
+  approval: {
+    approvalId: '3:1:call_7',
+    approved: true,
+    note: 'ok to publish',
+    argumentsHash: '8a461673dfd3e8a5a08ba08c6008cacc036e278ee78f9407cd7f449709af2ef6',
+    approver: 'alice',
+  },
   toolResult: { callId: 'call-3', output: { status: 200 }, isError: false },
   notification: { notificationId: 'n-1', kind: 'deploy', text: 'staging was redeployed' },
   command: { commandId: 'c-1', name: 'set-goals', args: { phase: 'Write the installation chapter' } },

@@ -2,10 +2,12 @@
  * `harness approve | reject | command | notify`: the control signals. None of them is a task input;
  * they never reach the relevance path.
  */
+import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { COMMAND_NAMES, type CommandName } from '../client/index.js';
 import type { CommandContext } from './context.js';
-import { UsageError } from './run.js';
+import { clip } from '../workflows/text.js';
+import { NotFoundError, UsageError } from './run.js';
 
 interface CommandOptions {
   sessionGoal?: string;
@@ -18,15 +20,34 @@ export function addControlCommands(program: Command, { line, withClient }: Comma
     const verb = approved ? 'approve' : 'reject';
     program
       .command(verb)
-      .description(`${verb} a pending approval (approval signal; never a task input)`)
+      .description(`${verb} a tool call waiting for approval (approval signal; never a task input)`)
       .argument('<session>', 'session id')
-      .argument('<approvalId>', 'approval id')
-      .option('--note <text>', 'note for the agent')
-      .action(async (sessionId: string, approvalId: string, opts: { note?: string }, cmd: Command) => {
+      .argument('<approvalId>', "the waiting call's approval id, <seq>:<step>:<callId> (see `harness inspect`)")
+      .option('--note <text>', 'note for the agent, recorded with the call')
+      .option('--as <approver>', 'who answers, recorded with the call (default: $HARNESS_APPROVER or your login name)')
+      .action(async (sessionId: string, approvalId: string, opts: { note?: string; as?: string }, cmd: Command) => {
         await withClient(cmd, async (client) => {
-          if (approved) await client.approve(sessionId, approvalId, opts.note);
-          else await client.reject(sessionId, approvalId, opts.note);
-          line(`approval ${approvalId} ${approved ? 'approved' : 'rejected'} in session ${sessionId}`);
+          // Answer only the call on screen: its arguments' hash goes with the approval, so the
+          // answer cannot apply to a call the user did not see.
+          const waiting = (await client.snapshot(sessionId)).pendingApprovals;
+          const call = waiting.find((p) => p.approvalId === approvalId);
+          if (!call) {
+            const now = waiting.map((p) => `${p.approvalId} ${p.tool}`).join(', ') || 'none';
+            throw new NotFoundError(
+              `no call waits for approval ${approvalId} in session ${sessionId} (waiting: ${now})`,
+            );
+          }
+          const approver = opts.as ?? defaultApprover();
+          const answer = {
+            argumentsHash: call.argumentsHash,
+            ...(opts.note !== undefined ? { note: opts.note } : {}),
+            ...(approver ? { approver } : {}),
+          };
+          if (approved) await client.approve(sessionId, approvalId, answer);
+          else await client.reject(sessionId, approvalId, answer);
+          line(
+            `${approved ? 'approved' : 'rejected'} ${call.tool}(${clip(call.arguments, 120)}) — approval ${approvalId} in session ${sessionId}`,
+          );
         });
       });
   }
@@ -81,4 +102,14 @@ export function addControlCommands(program: Command, { line, withClient }: Comma
 
 function isCommandName(name: string): name is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(name);
+}
+
+/** The approver a person at this terminal is recorded as, unless `--as` says otherwise. */
+function defaultApprover(): string | undefined {
+  if (process.env.HARNESS_APPROVER) return process.env.HARNESS_APPROVER;
+  try {
+    return userInfo().username || undefined;
+  } catch {
+    return undefined;
+  }
 }

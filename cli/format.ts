@@ -53,7 +53,17 @@ export function formatDecision(record: DecisionRecord, view: SessionView | null,
     lines.push(`  agent: ${record.agent.outcome}${steps}${why}`);
     for (const call of record.agent.toolCalls) {
       const result = call.result === null ? '' : ` → ${clip(call.result, 120)}`;
-      lines.push(`    tool ${call.tool}(${clip(call.arguments, 80)}) [${call.status}] callId ${call.callId}${result}`);
+      const answer = call.approval
+        ? ` (${call.approval.approved ? 'approved' : 'rejected'}${call.approval.by ? ` by ${call.approval.by}` : ''})`
+        : '';
+      lines.push(
+        `    tool ${call.tool}(${clip(call.arguments, 80)}) [${call.status}]${answer} callId ${call.callId}${result}`,
+      );
+    }
+    for (const waiting of view?.pendingApprovals.filter((a) => a.seq === record.seq) ?? []) {
+      lines.push(
+        `    waiting for approval ${waiting.approvalId}: harness approve|reject ${view?.sessionId} ${waiting.approvalId}`,
+      );
     }
   }
   if (record.route) lines.push(`  route: ${record.route.to ?? 'nowhere'} (${record.route.via}) — ${record.route.note}`);

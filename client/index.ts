@@ -22,6 +22,7 @@ export {
   type ListFilter,
   type MessageDraft,
   type Progress,
+  type ApprovalOptions,
   type SentMessage,
   type SessionSummary,
   type StartOptions,

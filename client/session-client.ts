@@ -52,6 +52,7 @@ import { listSessions } from './list-sessions.js';
 import {
   CONNECTION_DEFAULTS,
   type CommandName,
+  type ApprovalOptions,
   type ConnectOptions,
   type MessageDraft,
   type SentMessage,
@@ -282,17 +283,35 @@ export class SessionClient {
 
   // ---- non-task signals -------------------------------------------------------------------------
 
-  /** Approves a pending approval. Never a task input. */
-  approve(sessionId: string, approvalId: string, note?: string): Promise<void> {
-    return this.approval(sessionId, { approvalId, approved: true, ...(note !== undefined ? { note } : {}) });
+  /**
+   * Approves one tool call waiting for approval. `approvalId` is the call's own id from
+   * `snapshot().pendingApprovals` (`<seq>:<step>:<callId>`); pass that entry's `argumentsHash` so the
+   * approval answers only the arguments you saw. An approval that matches no waiting call changes
+   * nothing and is recorded as a rejection in `snapshot().recentRejections`. Never a task input.
+   */
+  approve(sessionId: string, approvalId: string, options?: string | ApprovalOptions): Promise<void> {
+    return this.approval(sessionId, approvalId, true, options);
   }
 
-  /** Rejects a pending approval. Never a task input. */
-  reject(sessionId: string, approvalId: string, note?: string): Promise<void> {
-    return this.approval(sessionId, { approvalId, approved: false, ...(note !== undefined ? { note } : {}) });
+  /** Rejects one tool call waiting for approval (see `approve`); the model sees the rejection and the note. */
+  reject(sessionId: string, approvalId: string, options?: string | ApprovalOptions): Promise<void> {
+    return this.approval(sessionId, approvalId, false, options);
   }
 
-  private approval(sessionId: string, input: ApprovalInput): Promise<void> {
+  private approval(
+    sessionId: string,
+    approvalId: string,
+    approved: boolean,
+    options: string | ApprovalOptions | undefined,
+  ): Promise<void> {
+    const { note, argumentsHash, approver } = typeof options === 'string' ? { note: options } : (options ?? {});
+    const input: ApprovalInput = {
+      approvalId,
+      approved,
+      ...(note !== undefined ? { note } : {}),
+      ...(argumentsHash !== undefined ? { argumentsHash } : {}),
+      ...(approver !== undefined ? { approver } : {}),
+    };
     return this.control(sessionId, 'approval', input).then(() => undefined);
   }
 

@@ -164,6 +164,16 @@ export interface SessionSummary {
   closeTime: Date | null;
 }
 
+/** How `approve` and `reject` answer a waiting call. */
+export interface ApprovalOptions {
+  /** Shown to the model with a rejection; recorded with the call either way. */
+  note?: string;
+  /** `snapshot().pendingApprovals[].argumentsHash` of the call you decided on: the answer then holds only for those arguments. */
+  argumentsHash?: string;
+  /** Who answers, recorded with the call and in the control events. */
+  approver?: string;
+}
+
 export { SESSION_STAGES };
 /** Every value of the SessionStatus search attribute and of `snapshot().status`, from the state schema. */
 export const SESSION_STATUSES = SessionState.shape.status.options;

@@ -157,7 +157,7 @@ const handleOf = (sessionId: string): WorkflowHandle => client.workflow.getHandl
 function expectWaiting(snapshot: SessionView, callId: string): void {
   expect(snapshot.stage).toBe('Waiting for approval');
   expect(snapshot.pendingApprovals).toEqual([
-    expect.objectContaining({ approvalId: callId, seq: 1, tool: 'markdown_to_docx' }),
+    expect.objectContaining({ approvalId: `1:1:${callId}`, callId, seq: 1, tool: 'markdown_to_docx' }),
   ]);
 }
 
@@ -184,7 +184,7 @@ describe('a turn waiting for approval', () => {
       expect(existsSync(join(workspace, `${s.file}.docx`))).toBe(false);
     }
 
-    await handleOf(approved.sessionId).signal(approvalSignal, { approvalId: approved.callId, approved: true });
+    await handleOf(approved.sessionId).signal(approvalSignal, { approvalId: `1:1:${approved.callId}`, approved: true });
     const done: TurnResult = await handleOf(approved.sessionId).executeUpdate(resultUpdate, { args: [{ seq: 1 }] });
     expect(done).toMatchObject({ status: 'done', outcome: 'replied' });
     expect(done.record?.agent?.reply).toContain('Wrote approved.docx');
@@ -195,7 +195,7 @@ describe('a turn waiting for approval', () => {
     expect(existsSync(join(workspace, 'approved.docx'))).toBe(true);
 
     await handleOf(rejected.sessionId).signal(approvalSignal, {
-      approvalId: rejected.callId,
+      approvalId: `1:1:${rejected.callId}`,
       approved: false,
       note: 'keep it Markdown',
     });
@@ -236,7 +236,7 @@ describe('a turn waiting for approval', () => {
       (s) => s.queueLength === 1,
     );
 
-    await handle.signal(approvalSignal, { approvalId: carried.callId, approved: true });
+    await handle.signal(approvalSignal, { approvalId: `1:1:${carried.callId}`, approved: true });
     const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 1 }] });
     expect(done).toMatchObject({ status: 'done', outcome: 'replied' });
     expect(done.record?.agent?.toolCalls).toEqual([expect.objectContaining({ callId: carried.callId, status: 'ok' })]);

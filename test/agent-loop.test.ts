@@ -173,8 +173,15 @@ describe('the agent acts inside the aligned environment', () => {
     const described = await handle.describe();
     expect(described.typedSearchAttributes.get(SessionStageKey)).toBe('Waiting for approval');
     expect(snapshot.pendingApprovals).toEqual([
-      expect.objectContaining({ approvalId: 'call_add', seq: 2, tool: 'add', arguments: '{"a":2,"b":3}' }),
+      expect.objectContaining({
+        approvalId: '2:1:call_add',
+        callId: 'call_add',
+        seq: 2,
+        tool: 'add',
+        arguments: '{"a":2,"b":3}',
+      }),
     ]);
+    const [pending] = snapshot.pendingApprovals;
 
     // A message sent while waiting is queued, judged only after the turn, and never taken as the approval.
     script.relevance.set('yes', [0.9, 0.9]);
@@ -187,12 +194,30 @@ describe('the agent acts inside the aligned environment', () => {
     expect(queued.pendingApprovals).toHaveLength(1);
     expect(queued.recentRejections.at(-1)).toMatchObject({ via: 'approval', messageId: 'nope' });
 
+    // The model's call id alone no longer answers the call: it names no call in the Session's life.
     await handle.signal(approvalSignal, { approvalId: 'call_add', approved: true });
+    await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.counts.rejectedBy['unknown-id'] === 2,
+    );
+    expect((await handle.query(snapshotQuery)).pendingApprovals).toHaveLength(1);
+
+    await handle.signal(approvalSignal, {
+      approvalId: pending?.approvalId,
+      argumentsHash: pending?.argumentsHash,
+      approved: true,
+      approver: 'ops-alice',
+    });
     const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
     expect(done.status).toBe('done');
     expect(done.record?.agent).toMatchObject({ outcome: 'replied', reply: 'The sum is 5.' });
     expect(done.record?.agent?.toolCalls).toEqual([
-      expect.objectContaining({ callId: 'call_add', status: 'ok', result: '5' }),
+      expect.objectContaining({
+        callId: 'call_add',
+        status: 'ok',
+        result: '5',
+        approval: expect.objectContaining({ approved: true, by: 'ops-alice', note: null }),
+      }),
     ]);
     const third = await decided(handle, 3);
     expect(third.decision).toBe('continue');
@@ -200,10 +225,10 @@ describe('the agent acts inside the aligned environment', () => {
     expect(decisions.map((d) => d.seq)).toEqual([1, 2, 3]);
 
     // A repeated approval is a recorded rejection; it changes nothing.
-    await handle.signal(approvalSignal, { approvalId: 'call_add', approved: true });
+    await handle.signal(approvalSignal, { approvalId: pending?.approvalId, approved: true });
     await waitFor(
       () => handle.query(snapshotQuery),
-      (s) => s.counts.rejectedBy['unknown-id'] === 2,
+      (s) => s.counts.rejectedBy['unknown-id'] === 3,
     );
 
     // Rejected: the tool does not run, and the model sees the rejection in the same task context.
@@ -214,7 +239,7 @@ describe('the agent acts inside the aligned environment', () => {
       { content: 'Understood, I will not add them.' },
     );
     expect(await turn(handle, 4, 'add 40 and 2')).toMatchObject({ status: 'waiting' });
-    await handle.signal(approvalSignal, { approvalId: 'call_add_2', approved: false, note: 'not now' });
+    await handle.signal(approvalSignal, { approvalId: '4:1:call_add_2', approved: false, note: 'not now' });
     const rejected = await handle.executeUpdate(resultUpdate, { args: [{ seq: 4 }] });
     expect(rejected.record?.agent?.toolCalls).toEqual([
       expect.objectContaining({ callId: 'call_add_2', status: 'rejected', result: 'rejected by the user: not now' }),
@@ -223,14 +248,15 @@ describe('the agent acts inside the aligned environment', () => {
     expect(followUp?.messages.at(-1)).toMatchObject({ role: 'tool', toolCallId: 'call_add_2' });
     expect(followUp?.messages.at(-1)?.content).toContain('rejected by the user: not now');
 
-    // Models reuse call ids across turns: a later turn's approval for the same id still applies.
+    // Models reuse call ids across turns: each turn's call has its own approval id.
     server.enqueue(
       MODEL.agent,
       { toolCalls: [{ id: 'call_add', name: 'add', arguments: { a: 1, b: 1 } }] },
       { content: 'One and one make 2.' },
     );
     expect(await turn(handle, 5, 'add 1 and 1')).toMatchObject({ status: 'waiting' });
-    await handle.signal(approvalSignal, { approvalId: 'call_add', approved: true });
+    expect((await handle.query(snapshotQuery)).pendingApprovals.map((p) => p.approvalId)).toEqual(['5:1:call_add']);
+    await handle.signal(approvalSignal, { approvalId: '5:1:call_add', approved: true });
     const reused = await handle.executeUpdate(resultUpdate, { args: [{ seq: 5 }] });
     expect(reused.record?.agent).toMatchObject({ outcome: 'replied', reply: 'One and one make 2.' });
     expect(reused.record?.agent?.toolCalls).toEqual([

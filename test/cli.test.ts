@@ -287,10 +287,14 @@ describe('harness approve, reject, command', () => {
     const sessionId = uniqueId('ops');
     await client.submit(sessionId, { text: 'Prepare the quarterly report' }, { wait: true });
 
+    // No call waits for approval: the CLI says so and sends nothing.
     const approve = await harness(['approve', sessionId, 'a-1', '--note', 'ship it']);
-    expect(approve).toMatchObject({ code: 0, stdout: `approval a-1 approved in session ${sessionId}\n`, stderr: '' });
-    const reject = await harness(['reject', sessionId, 'a-2']);
-    expect(reject.stdout).toBe(`approval a-2 rejected in session ${sessionId}\n`);
+    expect(approve).toMatchObject({
+      code: 3,
+      stdout: '',
+      stderr: `harness: no call waits for approval a-1 in session ${sessionId} (waiting: none)\n`,
+    });
+    expect((await harness(['reject', sessionId, 'a-2'])).code).toBe(3);
     const goals = await harness([
       'command',
       sessionId,
@@ -305,9 +309,10 @@ describe('harness approve, reject, command', () => {
 
     const view = await waitFor(
       () => client.snapshot(sessionId),
-      (v) => v.counts.controlEvents === 4,
+      (v) => v.counts.controlEvents === 2,
     );
     expect(view.status).toBe('paused');
+    expect(view.recentControlEvents.map((e) => e.kind)).toEqual(['command', 'command']);
     expect(view.goals.phase?.text).toBe('Draft the summary');
 
     const unknown = await harness(['command', sessionId, 'reboot']);

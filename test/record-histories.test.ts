@@ -3,9 +3,10 @@
  * RECORD_HISTORIES=1; without it this file records nothing). Each scenario runs on the run's real dev
  * server with the scripted model server and real MCP stdio servers, and writes every run of every
  * Session it involves as `test/histories/<scenario>.<sessionId>.run<n>.json`, replacing that
- * scenario's earlier files. Histories recorded by older code (before-routing, with-routing, and
+ * scenario's earlier files. Histories recorded by older code (before-routing, with-routing,
  * before-compact-to-low-water: the same steps as context-compaction, recorded when the window was
- * compacted again at every input) are never touched.
+ * compacted again at every input, and before-approval-ids: the approval scenarios as recorded when an
+ * approval named the model's call id) are never touched.
  *
  * Re-record when a scenario is added or changed, never to paper over a replay failure: a replay
  * failure means a control-flow change that needs `patched()`.
@@ -71,6 +72,15 @@ function agent(req: RecordedRequest): Reply {
   const i = agentStepsServed.get(text) ?? 0;
   agentStepsServed.set(text, i + 1);
   return steps[Math.min(i, steps.length - 1)]!;
+}
+
+/** The one call the Session waits to have approved. */
+async function pendingApproval(handle: WorkflowHandle): Promise<SessionView['pendingApprovals'][number]> {
+  const view = await waitFor(
+    () => handle.query(snapshotQuery),
+    (s) => s.pendingApprovals.length === 1,
+  );
+  return view.pendingApprovals[0]!;
 }
 
 /**
@@ -343,7 +353,10 @@ describe.runIf(enabled)('record replay histories', () => {
     ).toMatchObject({ status: 'waiting', outcome: 'waiting-approval' });
     script.relevance.set('thanks', [0.9, 0.9]);
     await send(handle, 'thanks');
-    await handle.signal(approvalSignal, { approvalId: approvedId, approved: true });
+    const first = await pendingApproval(handle);
+    await handle.signal(approvalSignal, { approvalId: approvedId, approved: true }); // the bare call id: refused
+    const firstApproval = { approvalId: first.approvalId, argumentsHash: first.argumentsHash, approved: true };
+    await handle.signal(approvalSignal, { ...firstApproval, approver: 'alice' });
     expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).toMatchObject({ outcome: 'replied' });
     await decided(handle, 3);
 
@@ -354,7 +367,9 @@ describe.runIf(enabled)('record replay histories', () => {
         { content: 'Understood, I will not add them.' },
       ]),
     ).toMatchObject({ status: 'waiting' });
-    await handle.signal(approvalSignal, { approvalId: rejectedId, approved: false, note: 'not now' });
+    await handle.signal(approvalSignal, firstApproval); // a retried earlier approval: refused
+    const second = await pendingApproval(handle);
+    await handle.signal(approvalSignal, { approvalId: second.approvalId, approved: false, note: 'not now' });
     const rejected = await handle.executeUpdate(resultUpdate, { args: [{ seq: 4 }] });
     expect(rejected.record?.agent?.toolCalls).toEqual([expect.objectContaining({ status: 'rejected' })]);
     await idle(handle);
@@ -392,7 +407,9 @@ describe.runIf(enabled)('record replay histories', () => {
       () => handle.query(snapshotQuery),
       (s) => s.run >= 2 && s.stage === 'Waiting for approval',
     );
-    await handle.signal(approvalSignal, { approvalId: callId, approved: true });
+    const pending = await pendingApproval(handle);
+    expect(pending.callId).toBe(callId);
+    await handle.signal(approvalSignal, { approvalId: pending.approvalId, approved: true });
     expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 1 }] })).toMatchObject({ outcome: 'replied' });
     await idle(handle);
     expect(await record('agent-approval-continue-as-new', handle)).toHaveLength(2);

@@ -48,6 +48,7 @@ describe('replay of committed histories', () => {
     expect(files.some((f) => f.startsWith('before-routing.'))).toBe(true);
     expect(files.some((f) => f.startsWith('with-routing.'))).toBe(true);
     expect(files.some((f) => f.startsWith('before-compact-to-low-water.'))).toBe(true);
+    expect(files.some((f) => f.startsWith('before-approval-ids-agent-approval.'))).toBe(true);
   });
 
   it.each(files)('%s replays deterministically', (file) => {

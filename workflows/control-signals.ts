@@ -28,8 +28,13 @@ export const CONTROL_SIGNALS = {
   approval: spec({
     schema: ApprovalInput,
     idField: 'approvalId',
-    summary: (p) => (p.approved ? 'approved' : 'rejected'),
-    description: 'Approval decision: {"approvalId": string, "approved": boolean, "note"?: string}. Never a task input.',
+    summary: (p) => {
+      const by = p.approver ? ` by ${p.approver}` : '';
+      const note = p.note?.trim() ? `: ${clip(p.note, 200)}` : '';
+      return `${p.approved ? 'approved' : 'rejected'}${by}${note}`;
+    },
+    description:
+      'Approval decision for one waiting tool call: {"approvalId": string (snapshot pendingApprovals[].approvalId, "<seq>:<step>:<callId>"), "approved": boolean, "note"?: string, "argumentsHash"?: string, "approver"?: string}. Never a task input.',
   }),
   toolResult: spec({
     schema: ToolResultInput,

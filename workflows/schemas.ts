@@ -68,8 +68,23 @@ export type MessageInput = z.infer<typeof MessageInput>;
 export const SubmitResult = z.object({ seq: z.number().int().positive(), duplicate: z.boolean() });
 export type SubmitResult = z.infer<typeof SubmitResult>;
 
+/**
+ * An answer to one tool call waiting for approval. `approvalId` is the waiting call's own id as
+ * `snapshot().pendingApprovals` shows it (`<seq>:<step>:<callId>`); `argumentsHash`, when given,
+ * must be that entry's hash of the arguments the approver saw. `approver` says who answered; it is
+ * recorded with the call (trusted as sent unless control signing is configured).
+ */
 export const ApprovalInput = z
-  .object({ approvalId: id('approvalId'), approved: z.boolean(), note: z.string().max(4000).optional() })
+  .object({
+    approvalId: id('approvalId'),
+    approved: z.boolean(),
+    note: z.string().max(4000).optional(),
+    argumentsHash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, 'argumentsHash must be 64 lowercase hex digits (SHA-256 of the arguments)')
+      .optional(),
+    approver: id('approver').optional(),
+  })
   .strict();
 export type ApprovalInput = z.infer<typeof ApprovalInput>;
 

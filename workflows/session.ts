@@ -63,6 +63,8 @@ export async function session(input: SessionInput): Promise<SessionResult> {
 
   // Sessions started before the stage attribute went coarse keep upserting it per input on replay.
   const coarseStage = patched('coarse-stage-attribute');
+  // Sessions started before approval ids existed keep answering approvals by the model's call id.
+  const boundApprovals = patched('approval-ids');
   const searchAttributes = makeSearchAttributePublisher(state, coarseStage);
   // Sessions started before the idle timeout existed never arm its timer on replay.
   const idleMs = patched('idle-timeout') ? idleTimeoutOf(state) : null;
@@ -116,7 +118,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   const control = (kind: ControlKind) => (raw: unknown) => {
     const result = applyControl(state, kind, raw, Date.now());
     if (result.kind === 'applied') lastActivity = Date.now();
-    applyToTurn(state, kind, result, Date.now());
+    applyToTurn(state, kind, result, Date.now(), boundApprovals);
     if (result.kind === 'applied' && result.command?.name === 'interrupt' && state.turn) {
       state.turn.interrupted = true;
       running?.cancel();

@@ -99,6 +99,16 @@ export const TURN_OUTCOMES = [
 export const TurnOutcome = z.enum(TURN_OUTCOMES);
 export type TurnOutcome = z.infer<typeof TurnOutcome>;
 
+/** Who answered a call that waited for approval, how, and when (workflow time). */
+export const ApprovalRecord = z.object({
+  approved: z.boolean(),
+  /** The approver as the `approval` signal named them; null when it named nobody. */
+  by: z.string().nullable(),
+  note: z.string().nullable(),
+  at: z.number(),
+});
+export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
+
 /** One tool call as the decision record shows it (arguments and result clipped). */
 export const AgentToolCall = z.object({
   callId: z.string(),
@@ -106,6 +116,8 @@ export const AgentToolCall = z.object({
   arguments: z.string(),
   status: ToolCallStatus,
   result: z.string().nullable(),
+  /** Set when the call waited for approval and someone answered (added in schemaVersion 2). */
+  approval: ApprovalRecord.nullable().default(null),
 });
 export type AgentToolCall = z.infer<typeof AgentToolCall>;
 
@@ -175,6 +187,8 @@ export const PendingCall = ResolvedToolCall.extend({
   /** The result the model will see, once known. */
   output: z.string().nullable(),
   result: ToolCallStatus.nullable(),
+  /** The answer to its approval, once given (added in schemaVersion 2). */
+  approval: ApprovalRecord.nullable().default(null),
 });
 export type PendingCall = z.infer<typeof PendingCall>;
 

@@ -6,9 +6,11 @@
  *
  * Pure module: safe to import from workflow code.
  */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { BUDGET } from './budget.js';
 import type { ApprovalInput, ToolResultInput } from './schemas.js';
-import type { ActiveTurn, AgentToolCall, PendingCall, SessionState } from './state.js';
+import type { ActiveTurn, AgentToolCall, ApprovalRecord, PendingCall, SessionState } from './state.js';
 import { clipBytes, jsonBytes } from './text.js';
 import { TOOL_OUTPUT_BYTES, type ResolvedToolCall, type ToolCallStatus } from './transcript.js';
 
@@ -27,7 +29,14 @@ export type NextAction =
 export function startStep(turn: ActiveTurn, text: string | null, calls: ResolvedToolCall[]): void {
   turn.step = {
     text,
-    calls: calls.map((call) => ({ ...call, state: 'new', requestedAt: null, output: null, result: null })),
+    calls: calls.map((call) => ({
+      ...call,
+      state: 'new',
+      requestedAt: null,
+      output: null,
+      result: null,
+      approval: null,
+    })),
   };
 }
 
@@ -71,6 +80,11 @@ export function approvableCalls(turn: ActiveTurn | null): PendingCall[] {
   );
 }
 
+/** The calls of the current step that wait for a person's decision now: the only ones an approval can answer. */
+export function waitingApprovals(turn: ActiveTurn | null): PendingCall[] {
+  return approvableCalls(turn).filter((c) => c.state === 'waiting-approval');
+}
+
 /** The external calls of the current step that wait for (or may already receive) a `toolResult`. */
 export function externalCalls(turn: ActiveTurn | null): PendingCall[] {
   return (turn?.step?.calls ?? []).filter(
@@ -81,20 +95,83 @@ export function externalCalls(turn: ActiveTurn | null): PendingCall[] {
   );
 }
 
+/** Longest model call id an approval id carries verbatim; a longer one is replaced by its digest. */
+const APPROVAL_CALL_ID_CHARS = 64;
+
 /**
- * Applies an approval decision to the call it names. Returns null when applied, or why it was not
- * (no such call waits for approval) so the caller records a rejection.
+ * The id of the approval a call waits for: the input's seq, the model step and the model's call id
+ * (`7:2:call_1`). Models reuse call ids across turns and steps, so the call id alone would let an
+ * approval meant for one call answer another; this id names exactly one call in the Session's life.
  */
-export function applyApproval(state: SessionState, approval: ApprovalInput): string | null {
-  const call = approvableCalls(state.turn).find((c) => c.callId === approval.approvalId);
-  if (!call) return `approval ${approval.approvalId} matches no tool call waiting for approval`;
+export function approvalIdOf(turn: ActiveTurn, call: { callId: string }): string {
+  const callId = call.callId.length <= APPROVAL_CALL_ID_CHARS ? call.callId : `#${digest(call.callId).slice(0, 32)}`;
+  return `${turn.seq}:${turn.steps}:${callId}`;
+}
+
+/**
+ * SHA-256 of the call's arguments as the model wrote them (hex). An approval that carries it
+ * answers only a call with exactly these arguments.
+ */
+export function argumentsHashOf(call: { arguments: string }): string {
+  return digest(call.arguments);
+}
+
+function digest(text: string): string {
+  return bytesToHex(sha256(utf8ToBytes(text)));
+}
+
+/** Who answered a waiting call, how and why, as the call and its record keep it. */
+function approvalRecord(approval: ApprovalInput, at: number): ApprovalRecord {
+  const note = approval.note?.trim();
+  return {
+    approved: approval.approved,
+    by: approval.approver ?? null,
+    note: note ? clipReason(note) : null,
+    at,
+  };
+}
+
+/**
+ * Applies an approval decision to the one call it answers. Returns the call it answered, or why it
+ * answered none, so the caller records a rejection. An approval answers a call only while that call waits
+ * for it, by the call's own approval id, and (when it carries one) only if the argument hash
+ * matches: a repeated or late delivery, or one meant for another call, changes nothing.
+ *
+ * `bound` is false only for runs whose history predates approval ids: there the model's call id
+ * still names the call, as it did then (and so does the approval id the snapshot shows).
+ */
+export function applyApproval(
+  state: SessionState,
+  approval: ApprovalInput,
+  at: number,
+  bound = true,
+): { answered: PendingCall } | { refused: string } {
+  const turn = state.turn;
+  const call = bound
+    ? turn && waitingApprovals(turn).find((c) => approvalIdOf(turn, c) === approval.approvalId)
+    : turn &&
+      approvableCalls(turn).find(
+        (c) => c.callId === approval.approvalId || approvalIdOf(turn, c) === approval.approvalId,
+      );
+  if (!call) {
+    const waiting = turn ? waitingApprovals(turn).map((c) => approvalIdOf(turn, c)) : [];
+    const now = waiting.length > 0 ? `waiting now: ${waiting.join(', ')}` : 'no call waits for approval';
+    return { refused: `approval ${approval.approvalId} matches no tool call waiting for approval (${now})` };
+  }
+  if (bound && approval.argumentsHash !== undefined && approval.argumentsHash !== argumentsHashOf(call)) {
+    const hash = approval.argumentsHash.slice(0, 12);
+    return {
+      refused: `approval ${approval.approvalId} names arguments (hash ${hash}…) other than the waiting call's; nothing was approved`,
+    };
+  }
+  call.approval = approvalRecord(approval, at);
   if (approval.approved) {
     call.state = 'approved';
   } else {
     const note = approval.note?.trim() ? `: ${approval.note.trim()}` : '';
     finishCall(call, 'rejected', `rejected by the user${note}`);
   }
-  return null;
+  return { answered: call };
 }
 
 /** Applies an external tool's result to the call it names; null when applied, or why not. */
@@ -159,6 +236,7 @@ function recordCall(call: PendingCall): AgentToolCall {
     arguments: clipBytes(call.arguments, RECORD_FIELD_BYTES),
     status: call.result ?? 'pending',
     result: call.output === null ? null : clipBytes(call.output, RECORD_FIELD_BYTES),
+    approval: call.approval ?? null,
   };
 }
 

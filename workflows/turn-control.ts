@@ -11,10 +11,20 @@ import { recordRejection } from './intake.js';
 import { recordApprovalResolved } from './metrics.js';
 import { ApprovalInput, ToolResultInput } from './schemas.js';
 import { DecisionRecord, TurnOutcome, type SessionState } from './state.js';
-import { applyApproval, applyToolResult, pendingRecordCalls } from './tool-calls.js';
+import { applyApproval, applyToolResult, clipReason, pendingRecordCalls } from './tool-calls.js';
 
-/** Applies an approval or a tool result to the turn; one that matches no waiting call is a recorded rejection. */
-export function applyToTurn(state: SessionState, kind: ControlKind, result: ControlResult, now: number): void {
+/**
+ * Applies an approval or a tool result to the turn; one that matches no waiting call is a recorded
+ * rejection, and its control event says it was refused. `boundApprovals` is false only for
+ * Sessions whose history predates approval ids (approvals then named the model's call id).
+ */
+export function applyToTurn(
+  state: SessionState,
+  kind: ControlKind,
+  result: ControlResult,
+  now: number,
+  boundApprovals = true,
+): void {
   if (kind !== 'approval' && kind !== 'toolResult') return;
   if (result.kind === 'rejected') return;
   if (result.kind === 'duplicate') {
@@ -26,14 +36,16 @@ export function applyToTurn(state: SessionState, kind: ControlKind, result: Cont
   let why: string | null;
   if (kind === 'approval') {
     const approval = ApprovalInput.parse(result.payload);
-    const tool = state.turn?.step?.calls.find((c) => c.callId === approval.approvalId)?.tool;
-    why = applyApproval(state, approval);
-    if (why === null && tool) recordApprovalResolved(tool, approval.approved);
+    const applied = applyApproval(state, approval, now, boundApprovals);
+    why = 'refused' in applied ? applied.refused : null;
+    if ('answered' in applied) recordApprovalResolved(applied.answered.tool, approval.approved);
   } else {
     why = applyToolResult(state, ToolResultInput.parse(result.payload));
   }
-  if (why !== null)
+  if (why !== null) {
     recordRejection(state, { at: now, via: kind, messageId: result.event.id, reason: why }, 'unknown-id');
+    if (boundApprovals) result.event.summary = clipReason(`refused: ${why}`);
+  }
 }
 
 /** The `result` update's argument: the input's seq (as `submit` returned it) and how long to wait. */

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { Settings } from './schemas.js';
 import { Capabilities, DecisionRecord, SESSION_STAGES, SessionState, type Goal, type SessionStage } from './state.js';
 import { clip, clipBytes } from './text.js';
-import { approvableCalls, externalCalls } from './tool-calls.js';
+import { approvalIdOf, argumentsHashOf, externalCalls, waitingApprovals } from './tool-calls.js';
 
 export type { Goal };
 
@@ -41,10 +41,16 @@ export const SessionView = z.object({
   settings: Settings,
   /** The agent turn in progress, if any. */
   turn: z.object({ seq: z.number().int(), steps: z.number().int(), interrupted: z.boolean() }).nullable(),
-  /** Tool calls suspended until a person approves or rejects them (`approval` signal, approvalId = callId). */
+  /**
+   * Tool calls waiting now until a person approves or rejects them. The `approval` signal answers one
+   * by its `approvalId` (`<seq>:<step>:<callId>`), optionally with its `argumentsHash`.
+   */
   pendingApprovals: z.array(
     z.object({
       approvalId: z.string(),
+      /** SHA-256 (hex) of the call's full arguments; an approval that carries it answers only these arguments. */
+      argumentsHash: z.string(),
+      callId: z.string(),
       seq: z.number().int(),
       tool: z.string(),
       arguments: z.string(),
@@ -92,13 +98,7 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
     recentControlEvents: state.controlEvents.slice(-10),
     settings: state.settings,
     turn: state.turn ? { seq: state.turn.seq, steps: state.turn.steps, interrupted: state.turn.interrupted } : null,
-    pendingApprovals: approvableCalls(state.turn).map((c) => ({
-      approvalId: c.callId,
-      seq: state.turn?.seq ?? 0,
-      tool: c.tool,
-      arguments: clipBytes(c.arguments, 2048),
-      requestedAt: c.requestedAt,
-    })),
+    pendingApprovals: pendingApprovals(state.turn),
     pendingToolCalls: externalCalls(state.turn).map((c) => ({
       callId: c.callId,
       seq: state.turn?.seq ?? 0,
@@ -106,6 +106,19 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
       arguments: clipBytes(c.arguments, 2048),
     })),
   };
+}
+
+function pendingApprovals(turn: SessionState['turn']): SessionView['pendingApprovals'] {
+  if (!turn) return [];
+  return waitingApprovals(turn).map((c) => ({
+    approvalId: approvalIdOf(turn, c),
+    argumentsHash: argumentsHashOf(c),
+    callId: c.callId,
+    seq: turn.seq,
+    tool: c.tool,
+    arguments: clipBytes(c.arguments, 2048),
+    requestedAt: c.requestedAt,
+  }));
 }
 
 function names(caps: { name: string }[]): string {
@@ -137,9 +150,9 @@ export function renderDetails(state: SessionState, stage: SessionStage): string 
         `**Closed by:** ${clip(closedBy.id === 'idle-timeout' ? closedBy.summary : `command ${closedBy.id}`, 200)}`,
       );
   }
-  const waiting = approvableCalls(state.turn).filter((c) => c.state === 'waiting-approval');
+  const waiting = pendingApprovals(state.turn);
   if (waiting.length > 0) {
-    const calls = waiting.map((c) => `${c.tool} (approvalId ${c.callId})`).join(', ');
+    const calls = waiting.map((c) => `${c.tool} (approvalId ${c.approvalId})`).join(', ');
     lines.push('', `**Waiting for approval:** ${clip(calls, 400)}`);
   }
   const external = externalCalls(state.turn).filter((c) => c.state === 'waiting-result');

@@ -188,9 +188,7 @@ it('runs every tool call to one effect and every approved call once when the wor
     until(
       () => Promise.all(sessions.map((s) => s.handle.query(snapshotQuery))),
       (views) =>
-        views.every(
-          (v) => v.stage === 'Waiting for approval' && v.pendingApprovals.some((p) => p.approvalId === CALL_ID),
-        ),
+        views.every((v) => v.stage === 'Waiting for approval' && v.pendingApprovals.some((p) => p.callId === CALL_ID)),
       600_000,
     );
   await waiting();
@@ -198,7 +196,12 @@ it('runs every tool call to one effect and every approved call once when the wor
   kills.push(`approval (${SESSIONS} waiting)`);
   await waiting();
   const ranBeforeApproval = journalState().ranAdd.size;
-  await Promise.all(sessions.map((s) => s.handle.signal(approvalSignal, { approvalId: CALL_ID, approved: true })));
+  await Promise.all(
+    sessions.map(async (s) => {
+      const pending = (await s.handle.query(snapshotQuery)).pendingApprovals.find((p) => p.callId === CALL_ID);
+      await s.handle.signal(approvalSignal, { approvalId: pending?.approvalId ?? CALL_ID, approved: true });
+    }),
+  );
 
   await settled(sessions, INPUTS);
   const audit = await auditSessions(stack.client, sessions);
