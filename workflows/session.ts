@@ -222,6 +222,7 @@ function enter(input: SessionInput): SessionState {
   }
   const { carried, ...start } = input;
   if (carried !== undefined) {
+    refuseForeignCarriedState(carried);
     const restored = restoreState(carried);
     if (!restored.ok) {
       // Deliberately not an ApplicationFailure: carried state this code cannot read means the
@@ -247,6 +248,28 @@ function enter(input: SessionInput): SessionState {
     );
   }
   return initialState(parsed.data);
+}
+
+/**
+ * Carried state is trusted only from this Session's own continue-as-new: the run must continue an
+ * earlier run of this workflow (the server sets that lineage; no client can), and the state must
+ * belong to this workflow's Session. A start that brings state of its own would otherwise hand the
+ * Session forged goals, capabilities, memories or an approved tool call.
+ */
+function refuseForeignCarriedState(carried: unknown): void {
+  const info = workflowInfo();
+  const sessionId = carried && typeof carried === 'object' && 'sessionId' in carried ? carried.sessionId : null;
+  const ownState = typeof sessionId === 'string' && workflowIdFor(sessionId) === info.workflowId;
+  if (info.continuedFromExecutionRunId === undefined || !ownState) {
+    const why =
+      info.continuedFromExecutionRunId === undefined
+        ? 'this run was started, not continued'
+        : 'the state belongs to another Session';
+    throw ApplicationFailure.nonRetryable(
+      `carried state is accepted only from the Session's own continue-as-new (${why}); start a Session with { sessionId, parentSessionId?, profile?, goals?, settings? }`,
+      'InvalidStartArgument',
+    );
+  }
 }
 
 /** The start argument a continued run is given (its state rides along in `carried`). */
