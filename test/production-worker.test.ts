@@ -5,8 +5,10 @@
  * the scenario. SIGTERM drains it and it exits 0. Without OTEL_EXPORTER_OTLP_ENDPOINT it installs
  * no tracing; with it, it loads dist/workflow-bundle-traced.js and exports workflow and activity
  * spans (test/tracing.test.ts covers tracing in depth).
+ *
+ * It runs what `npm run build` left in dist/. `npm test` builds before vitest starts: a build inside
+ * this file's hook, beside other files running in parallel, once failed the suite on a fresh clone.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,6 +27,8 @@ let worker: LoggedProcess;
 let client: SessionClient;
 let metricsPort: number;
 const taskQueue = uniqueId('prod');
+/** What `npm run build` writes and this file runs. */
+const BUILT = ['dist/worker/main.js', 'dist/workflow-bundle.js', 'dist/workflow-bundle-traced.js'];
 
 /** The built worker, configured only through the environment. */
 function startBuiltWorker(queue: string, env: NodeJS.ProcessEnv): LoggedProcess {
@@ -57,9 +61,10 @@ function samples(text: string, name: string): Array<{ labels: string; value: num
 }
 
 beforeAll(async () => {
-  execFileSync('npm', ['run', 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  expect(existsSync('dist/workflow-bundle.js')).toBe(true);
-  expect(existsSync('dist/workflow-bundle-traced.js')).toBe(true);
+  const missing = BUILT.filter((file) => !existsSync(file));
+  if (missing.length > 0) {
+    throw new Error(`${missing.join(', ')} missing: run \`npm run build\` first (\`npm test\` builds before it runs)`);
+  }
   models = await ScriptedModelServer.start();
   models.on(MODEL.extraction, { json: { terms: ['deploy'] } });
   models.on(MODEL.orchestration, { json: { skills: [], toolsets: [], memories: [] } });
@@ -73,7 +78,7 @@ beforeAll(async () => {
   });
   await worker.waitForLine(/worker polling task queue/);
   client = await SessionClient.connect({ address: inject('temporalAddress'), taskQueue, env: {} });
-}, 300_000);
+});
 
 afterAll(async () => {
   await client?.close();

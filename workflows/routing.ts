@@ -12,6 +12,7 @@ import { workflowIdFor } from './ids.js';
 import { requestKeyOf } from './intake.js';
 import { describeFailure, runStage } from './stage-runner.js';
 import { LIMITS, STAGE, keepLast, type BoundInput, type ChildSession, type DecisionRecord } from './state.js';
+import type { Thresholds } from './schemas.js';
 import { clipBytes } from './text.js';
 import type { SessionContext } from './session-context.js';
 
@@ -96,7 +97,31 @@ export async function routeOutOfScope(ctx: SessionContext, input: BoundInput, re
   if (!routed.ok) settle(null, 'none', `routing failed: ${routed.reason}`, false);
 }
 
-/** Scores the most recent sub-sessions' goals against the request; the best one rated high, if any. */
+/**
+ * The sub-sessions a request may go to: the most recent `LIMITS.routingCandidates`, never the one
+ * it came from, which would only send it back.
+ */
+export function routingCandidates(children: readonly ChildSession[], cameFrom: string | undefined): ChildSession[] {
+  return children.filter((c) => c.sessionId !== cameFrom).slice(-LIMITS.routingCandidates);
+}
+
+/**
+ * The scored sub-session that takes the request: session relevance in the high band, the highest
+ * score, the earlier candidate on a tie. None fits: the caller creates a new sub-session.
+ */
+export function bestFit(
+  scored: ReadonlyArray<{ child: ChildSession; score: number }>,
+  thresholds: Thresholds,
+): { child: ChildSession; score: number } | undefined {
+  let best: { child: ChildSession; score: number } | undefined;
+  for (const candidate of scored) {
+    const fits = band(candidate.score, thresholds) === 'high';
+    if (fits && (!best || candidate.score > best.score)) best = candidate;
+  }
+  return best;
+}
+
+/** Scores the candidates' goals against the request, one at a time; the best fit, if any. */
 async function bestFittingChild(
   ctx: SessionContext,
   input: BoundInput,
@@ -104,20 +129,19 @@ async function bestFittingChild(
   cameFrom: string | undefined,
 ): Promise<{ child: ChildSession; score: number } | undefined> {
   const { state, activities } = ctx;
-  let best: { child: ChildSession; score: number } | undefined;
-  for (const child of state.children.filter((c) => c.sessionId !== cameFrom).slice(-LIMITS.routingCandidates)) {
+  const scored: Array<{ child: ChildSession; score: number }> = [];
+  for (const child of routingCandidates(state.children, cameFrom)) {
     try {
       const scores = await activities.routeRelevance({
         message: { text: input.text, resources: input.resources },
         phaseGoal: child.goal,
         sessionGoal: child.goal,
       });
-      const fits = band(scores.sessionRelevance, state.settings.thresholds) === 'high';
-      if (fits && (!best || scores.sessionRelevance > best.score)) best = { child, score: scores.sessionRelevance };
+      scored.push({ child, score: scores.sessionRelevance });
     } catch (err) {
       if (isCancellation(err)) throw err;
       record.fallbacks.push(`routing: scoring ${child.sessionId} failed: ${describeFailure(err)}`);
     }
   }
-  return best;
+  return bestFit(scored, state.settings.thresholds);
 }

@@ -45,6 +45,31 @@ describe('intake', () => {
     expect(intake(state, { messageId: 'm0', text: 'x' }, 'signal', 1)).toEqual({ kind: 'accepted', seq: 12 });
   });
 
+  it('remembers every queued id, and a bound id until dedupeWindow (default 2,000) later inputs are bound', () => {
+    const state = fresh();
+    expect(state.settings.dedupeWindow).toBe(2_000);
+    intake(state, { messageId: 'report', text: 'write the report' }, 'signal', 1);
+    bindNext(state, 1);
+    // A backlog of 2,600 queued behind it: queued ids are always known, and 'report' is still in the
+    // window because nothing after it has been bound yet.
+    for (let i = 0; i < 2_600; i++) intake(state, { messageId: `m${i}`, text: 'x' }, 'signal', 2);
+    expect(intake(state, { messageId: 'm2599', text: 'x' }, 'signal', 3)).toEqual({ kind: 'duplicate', seq: 2_601 });
+    expect(intake(state, { messageId: 'report', text: 'again' }, 'signal', 3)).toEqual({ kind: 'duplicate', seq: 1 });
+    // 1,999 later inputs bound: 'report' is the oldest of the last 2,000, still a duplicate.
+    for (let i = 0; i < 1_999; i++) bindNext(state, 4);
+    expect(intake(state, { messageId: 'report', text: 'again' }, 'signal', 5)).toEqual({ kind: 'duplicate', seq: 1 });
+    // The 2,000th later input pushes it out: re-sent now, it is a new input with a new seq.
+    bindNext(state, 6);
+    expect(intake(state, { messageId: 'report', text: 'again' }, 'signal', 7)).toEqual({
+      kind: 'accepted',
+      seq: 2_602,
+    });
+    // The window now holds exactly the 2,000 backlog inputs bound so far, the oldest of them included.
+    expect(intake(state, { messageId: 'm1999', text: 'x' }, 'signal', 8)).toEqual({ kind: 'duplicate', seq: 2_001 });
+    expect(intake(state, { messageId: 'm0', text: 'x' }, 'signal', 8)).toEqual({ kind: 'duplicate', seq: 2 });
+    expect(state.counts.accepted).toBe(2_602);
+  });
+
   it.each([
     [undefined, 'expected object'],
     ['just a string', 'expected object'],

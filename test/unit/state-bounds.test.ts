@@ -15,7 +15,7 @@ const emoji = (chars: number) => '😀'.repeat(chars / 2);
 const fresh = (settings = {}) => initialState({ sessionId: 'bounds', settings });
 
 /** A state with every list at its count limit and every string at its length limit. */
-function worstCase(): SessionState {
+function buildWorstCase(): SessionState {
   const state = fresh({ keepDecisions: 1000, dedupeWindow: 10_000 });
   const long = emoji(16_000);
   const resources = Array.from({ length: 32 }, (_, i) => ({ uri: `u${i}:${emoji(2_000)}`, title: emoji(500) }));
@@ -59,6 +59,13 @@ function worstCase(): SessionState {
   let i = 0;
   while (intake(state, { messageId: `q${i}`, text: long, resources }, 'signal', i).kind === 'accepted') i++;
   return state;
+}
+
+let built: SessionState | undefined;
+/** A fresh copy of the worst case, which takes seconds to build; each test trims its own copy. */
+function worstCase(): SessionState {
+  built ??= buildWorstCase();
+  return structuredClone(built);
 }
 
 describe('carried state', () => {
