@@ -42,7 +42,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js', 'worker/*.cjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -93,5 +93,12 @@ export default tseslint.config(
   {
     files: ['eslint.config.js', 'bin/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // Modules Temporal loads by path with require() (worker/encoded-failure-converter.cjs).
+    files: ['**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', exports: 'writable' } },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -1,8 +1,10 @@
 /**
  * A remote codec server, as the Temporal Web UI and `temporal --codec-endpoint` expect one:
- * `POST /encode` and `POST /decode` with `{ "payloads": [ <Payload in proto JSON> ] }`, answered in
- * the same shape. It lets an authorised operator read encrypted payloads in the browser while the
- * Temporal server only ever stores ciphertext.
+ * `POST /decode` (and, when enabled, `POST /encode`) with `{ "payloads": [ <Payload in proto JSON> ] }`,
+ * answered in the same shape. It lets an authorised operator read encrypted payloads in the browser
+ * while the Temporal server only ever stores ciphertext. Every answer is plaintext, so it refuses
+ * unknown Host names (DNS rebinding), origins not listed (no `*`), and, unless explicitly started
+ * without one, requests without the token.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,17 +20,41 @@ interface JsonPayload {
 export interface CodecServerOptions {
   codec: PayloadCodec;
   /**
-   * Browser origins allowed to call (the Web UI's, e.g. `http://localhost:8233`). `*` allows any;
-   * none means no CORS headers, which only non-browser clients such as the CLI can use.
+   * Browser origins allowed to call, exactly (the Web UI's, e.g. `http://localhost:8233`). `*` is
+   * refused: the answers are decrypted payloads and carry `Access-Control-Allow-Credentials`. A
+   * request whose `Origin` is not listed is refused; none listed means only non-browser clients
+   * such as the `temporal` CLI can call.
    */
   allowedOrigins?: readonly string[];
   /**
-   * When set, every request must carry `Authorization: <token>` exactly (the Web UI sends its
-   * user's access token; `temporal --codec-auth` sends what it is given).
+   * Every request must carry `Authorization: <token>` exactly (the Web UI sends its user's access
+   * token; `temporal --codec-auth` sends what it is given). Required unless `insecureNoToken`.
    */
   authToken?: string;
+  /**
+   * Serve without a token: then whoever reaches the port and passes the Host and Origin checks can
+   * read every payload. Only for a single-user machine with the server on a loopback address.
+   */
+  insecureNoToken?: boolean;
+  /**
+   * `Host` header values accepted, e.g. `codec.example.com` or `localhost:8888`; anything else is
+   * refused, so a DNS-rebinding page cannot reach the server under its own name. Default: localhost,
+   * 127.0.0.1 and [::1] with the server's port.
+   */
+  allowedHosts?: readonly string[];
+  /**
+   * Serve `POST /encode` too. Off by default: the Web UI only decodes, and an encode endpoint lets a
+   * caller produce ciphertext the workers accept as genuine (an encryption oracle). The `temporal`
+   * CLI needs it only to start workflows or send signals with `--codec-endpoint`.
+   */
+  allowEncode?: boolean;
   /** Largest request body accepted. Default 4 MiB (Temporal's default payload size limit is 2 MiB). */
   maxBodyBytes?: number;
+}
+
+/** Options a codec server refuses to start with: a wildcard origin, or no token without the explicit opt-out. */
+export class CodecServerConfigError extends Error {
+  override name = 'CodecServerConfigError';
 }
 
 export interface RunningCodecServer {
@@ -38,15 +64,45 @@ export interface RunningCodecServer {
   close(): Promise<void>;
 }
 
-/** Builds the request handler (exported for embedding in an existing HTTP server). */
-export function codecRequestHandler(options: CodecServerOptions) {
+/** The Host values a server on loopback at `port` answers to when none are configured. */
+export function loopbackHosts(port: number): string[] {
+  return ['localhost', '127.0.0.1', '[::1]'].map((host) => `${host}:${port}`);
+}
+
+/**
+ * Builds the request handler (exported for embedding in an existing HTTP server, which must then
+ * pass `allowedHosts`: the handler cannot know its port).
+ */
+export function codecRequestHandler(options: CodecServerOptions & { allowedHosts: readonly string[] }) {
   const origins = new Set(options.allowedOrigins ?? []);
+  if (origins.has('*')) {
+    throw new CodecServerConfigError(
+      'a codec server never allows origin "*": list the Web UI origins that may call it',
+    );
+  }
+  const token = options.authToken?.trim();
+  if (!token && !options.insecureNoToken) {
+    throw new CodecServerConfigError(
+      'a codec server needs an auth token (HARNESS_CODEC_AUTH_TOKEN); --insecure-no-token serves without one',
+    );
+  }
+  const hosts = new Set(options.allowedHosts.map((h) => h.trim().toLowerCase()).filter(Boolean));
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
-  const expected = options.authToken ? Buffer.from(options.authToken) : undefined;
+  const expected = token ? Buffer.from(token) : undefined;
+  const paths = new Set(options.allowEncode ? ['/encode', '/decode'] : ['/decode']);
 
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // Checked before anything else: a rebinding page reaches us under its own name, never ours.
+    if (!hosts.has((req.headers.host ?? '').toLowerCase())) {
+      res.writeHead(421, { 'Content-Type': 'text/plain' }).end('unknown Host');
+      return;
+    }
     const origin = req.headers.origin;
-    if (origin && (origins.has('*') || origins.has(origin))) {
+    if (origin !== undefined && !origins.has(origin)) {
+      res.writeHead(403, { 'Content-Type': 'text/plain' }).end('origin not allowed');
+      return;
+    }
+    if (origin !== undefined) {
       res.setHeader('Access-Control-Allow-Origin', origin);
       // The UI may send cookies or its own Authorization header when "include credentials" is on.
       res.setHeader('Access-Control-Allow-Credentials', 'true');
@@ -59,9 +115,9 @@ export function codecRequestHandler(options: CodecServerOptions) {
       res.writeHead(204).end();
       return;
     }
-    const path = (req.url ?? '').split('?')[0];
-    if (req.method !== 'POST' || (path !== '/encode' && path !== '/decode')) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('POST /encode or /decode');
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    if (req.method !== 'POST' || !paths.has(path)) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end(`POST ${[...paths].join(' or ')}`);
       return;
     }
     if (expected && !sameToken(req.headers.authorization, expected)) {
@@ -91,8 +147,10 @@ export function codecRequestHandler(options: CodecServerOptions) {
 export async function startCodecServer(
   options: CodecServerOptions & { host?: string; port?: number },
 ): Promise<RunningCodecServer> {
-  const handler = codecRequestHandler(options);
+  // Checked before listening, so a refused configuration never opens the port.
+  codecRequestHandler({ ...options, allowedHosts: options.allowedHosts ?? [] });
   const server = createServer((req, res) => {
+    // Requests arrive only after listen() resolved, so `handler` below is set by then.
     handler(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
@@ -103,6 +161,8 @@ export async function startCodecServer(
     server.listen(options.port ?? 0, host, resolve);
   });
   const { port } = server.address() as AddressInfo;
+  // The default Host list needs the port, known only now when port 0 picked one.
+  const handler = codecRequestHandler({ ...options, allowedHosts: options.allowedHosts ?? loopbackHosts(port) });
   return {
     server,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

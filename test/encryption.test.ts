@@ -23,6 +23,8 @@ const run = promisify(execFile);
 const SECRET = 'Draft the Falcon merger memo for ACME legal';
 const REPLY = 'Falcon memo outline: parties, terms, risks.';
 const KEYS = `k1:${randomBytes(32).toString('base64')}`;
+const LEAK_MARKER = 'osprey-check';
+const MODEL_SECRET = 'Osprey acquisition at 41 per share';
 
 let models: ScriptedModelServer;
 let built: BuiltWorker;
@@ -36,7 +38,13 @@ beforeAll(async () => {
   models = await ScriptedModelServer.start();
   models.on(MODEL.extraction, { json: { terms: ['memo', 'merger'] } });
   models.on(MODEL.orchestration, { json: { skills: [], toolsets: [], memories: [] } });
-  models.on(MODEL.relevance, { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } });
+  // A message naming LEAK_MARKER gets a relevance answer that is not JSON, so the activity fails
+  // with an error quoting the model's words.
+  models.on(MODEL.relevance, (req) =>
+    req.messages.some((m) => m.content.includes(LEAK_MARKER))
+      ? { content: `${MODEL_SECRET} (not JSON)` }
+      : { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } },
+  );
   models.on(MODEL.agent, { content: REPLY });
   const env = {
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -45,8 +53,8 @@ beforeAll(async () => {
     HARNESS_DATA_DIR: mkdtempSync(join(tmpdir(), 'harness-enc-')),
     HARNESS_ENCRYPTION_KEYS: KEYS,
   };
+  // Bundled at start: an encrypting worker's bundle carries its interceptor module and failure converter.
   built = await createSessionWorker(loadConfig(env), {
-    workflowBundle: { codePath: inject('workflowBundlePath') },
     models: scriptedModels(models),
     catalog: catalog(),
   });
@@ -127,6 +135,49 @@ describe('payload encryption', () => {
       body: JSON.stringify({ payloads: [] }),
     });
     expect(response.status).toBe(401);
+  });
+
+  it('encrypts failure messages: an activity error quoting model output is not in the clear', async () => {
+    const sessionId = uniqueId('enc-fail');
+    await encrypted.submit(sessionId, { text: SECRET, messageId: 'enc-fail-1' }, { wait: true });
+    const second = await encrypted.submit(
+      sessionId,
+      { text: `Also review the ${LEAK_MARKER} numbers`, messageId: 'enc-fail-2' },
+      { wait: true },
+    );
+    expect(second.decision?.decision).toBe('degraded');
+    const history = await show(sessionId);
+    expect(history).toContain('Encoded failure');
+    expect(readable(history)).not.toContain('Osprey');
+    // The codec server opens the failure again, so the check above looked at the right event.
+    const decoded = readable(await show(sessionId, { endpoint: codecServer.url, auth: 'Bearer ops-token' }));
+    expect(decoded).toContain(MODEL_SECRET);
+  });
+
+  it('keeps the goal out of SessionGoal even when a client without encryption starts the Session', async () => {
+    const sessionId = uniqueId('enc-plain-sa');
+    // The plain client leaves goalSearchAttribute at its default (on); the worker turns it off.
+    await plain.send(sessionId, { text: SECRET, messageId: 'enc-plain-sa-1' });
+    expect((await encrypted.waitForDecision(sessionId, 1))?.decision).toBe('initialize');
+    const described = await encrypted.client.workflow.getHandle(`session:${sessionId}`).describe();
+    expect(described.searchAttributes.SessionGoal).toBeUndefined();
+    expect(described.searchAttributes.SessionStatus).toEqual(['active']);
+  });
+
+  it('an encrypting worker refuses a workflow bundle without its interceptor module', async () => {
+    const config = loadConfig({
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      HARNESS_TASK_QUEUE: uniqueId('enc-refused'),
+      HARNESS_DATA_DIR: mkdtempSync(join(tmpdir(), 'harness-enc-')),
+      HARNESS_ENCRYPTION_KEYS: KEYS,
+    });
+    await expect(
+      createSessionWorker(config, {
+        workflowBundle: { codePath: inject('workflowBundlePath') },
+        models: scriptedModels(models),
+        catalog: catalog(),
+      }),
+    ).rejects.toThrow(/lacks .*encrypted-workflow-interceptors/);
   });
 
   it('keeps user text out of the search attributes when encryption is on', async () => {

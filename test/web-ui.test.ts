@@ -68,6 +68,9 @@ describe.skipIf(!hasChromium)(
       codecServer = await startCodecServer({
         port: codecPort,
         allowedOrigins: [uiUrl],
+        // The dev Web UI has no login, so it has no access token to send; loopback, Host and Origin
+        // checks are what keep other callers out (docs/security.md, "Codec server").
+        insecureNoToken: true,
         codec: {
           encode: (payloads) => codec.encode(payloads),
           decode: (payloads) => {

@@ -60,7 +60,8 @@ export const EnvSchema = z.object({
   HARNESS_MCP_REFRESH_MS: z.coerce.number().int().min(0).default(0),
   HARNESS_ENCRYPTION_KEYS: optionalString,
   HARNESS_METRICS_PORT: optionalInt(0, 65_535),
-  HARNESS_METRICS_HOST: z.string().trim().min(1).default('0.0.0.0'),
+  // Loopback unless asked: the endpoint has no authentication and names task queues and activity types.
+  HARNESS_METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(
     z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://localhost:4318' }).optional(),
   ),
@@ -135,12 +136,38 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Variables whose values an error never quotes, whatever they hold. */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL/i;
+/** URL query parameters that carry credentials (`?password=`, `?api_key=`, `?sslpassword=`). */
+const SECRET_PARAM = /([?&;][^=&#\s]*(?:key|token|secret|password|passwd|credential)[^=&#\s]*=)[^&#\s]*/gi;
+
+/**
+ * Text with the credentials a URL may carry masked: the password of `user:password@` (or the whole
+ * userinfo when it has no password, which is then often a token) and secret-named query parameters.
+ * Works on text that is not a valid URL too, since that is exactly what an error about it quotes.
+ */
+export function redactCredentials(text: string): string {
+  return text
+    .replace(/\/\/([^/?#@\s]*)@/g, (_, info: string) => {
+      const colon = info.indexOf(':');
+      return colon >= 0 ? `//${info.slice(0, colon)}:***@` : '//***@';
+    })
+    .replace(SECRET_PARAM, '$1***');
+}
+
+/** A configuration value as an error quotes it: secret-named variables not at all, others with credentials masked. */
+export function shownValue(name: string, value: string | undefined): string {
+  if (value === undefined) return 'undefined';
+  if (SECRET_NAME.test(name)) return `a value of ${value.length} characters, not shown`;
+  return JSON.stringify(redactCredentials(value));
+}
+
 /** Parses the environment. Throws ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map(
-      (i) => `${i.path.join('.')}: ${i.message} (got ${JSON.stringify(env[String(i.path[0])])})`,
+      (i) => `${i.path.join('.')}: ${i.message} (got ${shownValue(String(i.path[0]), env[String(i.path[0])])})`,
     );
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }

@@ -17,13 +17,24 @@ import { openMemoryStore } from '../capabilities/open-memory-store.js';
 import { OpenAIModels } from '../models/openai-models.js';
 import type { RoleModels } from '../models/roles.js';
 import { connectionOptions } from '../client/connection.js';
-import { AesGcmPayloadCodec, encryptedDataConverter } from '../client/encryption.js';
+import { AesGcmPayloadCodec, EncryptionError, encryptedDataConverter } from '../client/encryption.js';
 import type { HarnessConfig } from './config.js';
 import { temporalSessionDirectory } from './session-directory.js';
 import type { Tracing } from './tracing.js';
-import { bundleTraces, TRACING_WORKFLOW_MODULE } from './workflow-bundles.js';
+import {
+  ENCRYPTED_WORKFLOW_MODULE,
+  bundleEncrypts,
+  bundleTraces,
+  TRACING_WORKFLOW_MODULE,
+} from './workflow-bundles.js';
 
 const require = createRequire(import.meta.url);
+
+/**
+ * The failure converter that encodes messages and stack traces, for a worker that encrypts: beside
+ * this file, in the sources and in `dist/worker/` (the build copies it).
+ */
+export const ENCODED_FAILURE_CONVERTER = require.resolve('./encoded-failure-converter.cjs');
 
 /** The workflow sources, for a worker that bundles at start (tsx: `.ts`; the built `dist/`: `.js`). */
 function workflowsSource(): string {
@@ -69,13 +80,17 @@ function interceptorOptions(
   given: WorkerOptions['interceptors'],
   tracing: Tracing | undefined,
   bundlingAtStart: boolean,
+  encrypted: boolean,
 ): Pick<WorkerOptions, 'interceptors'> {
-  if (!tracing) return given ? { interceptors: given } : {};
+  const modules = [...(encrypted ? [ENCRYPTED_WORKFLOW_MODULE] : []), ...(tracing ? [TRACING_WORKFLOW_MODULE] : [])];
+  if (!tracing && modules.length === 0) return given ? { interceptors: given } : {};
   return {
     interceptors: {
       ...given,
-      activity: [...(given?.activity ?? []), ...tracing.activityInterceptors],
-      ...(bundlingAtStart ? { workflowModules: [...(given?.workflowModules ?? []), TRACING_WORKFLOW_MODULE] } : {}),
+      activity: [...(given?.activity ?? []), ...(tracing?.activityInterceptors ?? [])],
+      ...(bundlingAtStart && modules.length > 0
+        ? { workflowModules: [...(given?.workflowModules ?? []), ...modules] }
+        : {}),
     },
   };
 }
@@ -153,7 +168,15 @@ export async function createSessionWorker(
     const bundle =
       overrides.workflowBundle ??
       (config.worker.workflowBundle ? { codePath: config.worker.workflowBundle } : undefined);
-    if (tracing && bundle && !bundleTraces('code' in bundle ? bundle.code : readFileSync(bundle.codePath, 'utf8'))) {
+    const bundleCode = bundle ? ('code' in bundle ? bundle.code : readFileSync(bundle.codePath, 'utf8')) : undefined;
+    if (codec && bundleCode !== undefined && !bundleEncrypts(bundleCode)) {
+      // Refused, not warned: this bundle would put the goal of every Session a plain client starts
+      // into a search attribute, where no codec reaches.
+      throw new EncryptionError(
+        `HARNESS_ENCRYPTION_KEYS is set but the workflow bundle lacks ${ENCRYPTED_WORKFLOW_MODULE} (npm run build writes dist/workflow-bundle-encrypted.js)`,
+      );
+    }
+    if (tracing && bundleCode !== undefined && !bundleTraces(bundleCode)) {
       overrides.log?.(
         `tracing: the workflow bundle has no ${TRACING_WORKFLOW_MODULE}; only activity spans are exported (npm run build writes dist/workflow-bundle-traced.js)`,
       );
@@ -172,8 +195,10 @@ export async function createSessionWorker(
         ? { maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks }
         : {}),
       // The payload codec runs here, outside the workflow sandbox; workflow code never sees ciphertext.
-      ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
-      ...interceptorOptions(overrides.interceptors, tracing, !bundle),
+      // Failures are encoded too: an activity error can quote model output. A workflow bundled at
+      // start gets the converter as well; a prebuilt bundle keeps the one it was built with.
+      ...(codec ? { dataConverter: { payloadCodecs: [codec], failureConverterPath: ENCODED_FAILURE_CONVERTER } } : {}),
+      ...interceptorOptions(overrides.interceptors, tracing, !bundle, codec !== undefined),
       ...(tracing ? { sinks: tracing.sinks } : {}),
       // Sessions live long and change code only behind patched(), so they move to each new current
       // version (auto-upgrade) instead of pinning a months-long Session to the build that started it.

@@ -4,14 +4,15 @@
  * docs/deploying.md). Run as many as you like on the same task queue.
  *
  * The built worker loads dist/workflow-bundle.js (with OTEL_EXPORTER_OTLP_ENDPOINT set:
- * dist/workflow-bundle-traced.js), written by `npm run build`, instead of bundling the workflows at
- * start; HARNESS_WORKFLOW_BUNDLE points at another bundle.
+ * dist/workflow-bundle-traced.js; with HARNESS_ENCRYPTION_KEYS set: the `-encrypted` variants),
+ * written by `npm run build`, instead of bundling the workflows at start; HARNESS_WORKFLOW_BUNDLE
+ * points at another bundle.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './config.js';
 import { runWorker } from './run-worker.js';
-import { PREBUILT_BUNDLES } from './workflow-bundles.js';
+import { prebuiltBundleFor } from './workflow-bundles.js';
 import { ConnectionConfigError } from '../client/connection.js';
 
 const log = (line: string) => process.stdout.write(`[worker] ${line}\n`);
@@ -21,7 +22,9 @@ const prebuilt = (file: string) => fileURLToPath(new URL(`../${file}`, import.me
 
 try {
   const config = loadConfig();
-  const bundle = prebuilt(config.telemetry.otlpEndpoint ? PREBUILT_BUNDLES.traced : PREBUILT_BUNDLES.plain);
+  const bundle = prebuilt(
+    prebuiltBundleFor({ traced: Boolean(config.telemetry.otlpEndpoint), encrypted: config.encryptionKeys.length > 0 }),
+  );
   if (!config.worker.workflowBundle && existsSync(bundle)) config.worker.workflowBundle = bundle;
   await runWorker(config, log);
 } catch (err) {

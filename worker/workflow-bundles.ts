@@ -10,13 +10,42 @@ const require = createRequire(import.meta.url);
 export const TRACING_WORKFLOW_MODULE =
   require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
 
+/** Beside this file: `.ts` in the sources (tsx, vitest), `.js` in the built `dist/`. */
+function besideThis(name: string): string {
+  try {
+    return require.resolve(`./${name}.ts`);
+  } catch {
+    return require.resolve(`./${name}.js`);
+  }
+}
+
+/** The workflow interceptor module an encrypting worker's bundle must carry (goal kept out of visibility). */
+export const ENCRYPTED_WORKFLOW_MODULE = besideThis('encrypted-workflow-interceptors');
+
 /**
- * What `npm run build` writes beside dist/worker/: the workflows alone, and with
- * TRACING_WORKFLOW_MODULE. The built worker loads the one that matches its configuration.
+ * What `npm run build` writes beside dist/worker/: the workflows alone, with TRACING_WORKFLOW_MODULE,
+ * with ENCRYPTED_WORKFLOW_MODULE (and the encoding failure converter), and with both. The built
+ * worker loads the one that matches its configuration.
  */
-export const PREBUILT_BUNDLES = { plain: 'workflow-bundle.js', traced: 'workflow-bundle-traced.js' } as const;
+export const PREBUILT_BUNDLES = {
+  plain: 'workflow-bundle.js',
+  traced: 'workflow-bundle-traced.js',
+  encrypted: 'workflow-bundle-encrypted.js',
+  encryptedTraced: 'workflow-bundle-encrypted-traced.js',
+} as const;
+
+/** The prebuilt bundle for a worker's configuration. */
+export function prebuiltBundleFor(options: { traced: boolean; encrypted: boolean }): string {
+  if (options.encrypted) return options.traced ? PREBUILT_BUNDLES.encryptedTraced : PREBUILT_BUNDLES.encrypted;
+  return options.traced ? PREBUILT_BUNDLES.traced : PREBUILT_BUNDLES.plain;
+}
 
 /** Whether a workflow bundle's code carries the tracing workflow interceptors (webpack names modules by path). */
 export function bundleTraces(code: string): boolean {
   return code.includes('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors.js');
+}
+
+/** Whether a workflow bundle's code carries ENCRYPTED_WORKFLOW_MODULE. */
+export function bundleEncrypts(code: string): boolean {
+  return code.includes('encrypted-workflow-interceptors');
 }

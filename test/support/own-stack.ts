@@ -49,7 +49,12 @@ export async function startOwnStack(options: {
       HARNESS_TASK_QUEUE: taskQueue,
       HARNESS_DATA_DIR: dataDir,
     }),
-    { workflowBundle: { codePath: inject('workflowBundlePath') }, models: options.models, catalog: catalog() },
+    {
+      // An encrypting worker needs a bundle with its interceptor module: it bundles its own at start.
+      ...(options.env?.HARNESS_ENCRYPTION_KEYS ? {} : { workflowBundle: { codePath: inject('workflowBundlePath') } }),
+      models: options.models,
+      catalog: catalog(),
+    },
   );
   const running = built.worker.run();
   return {
