@@ -41,6 +41,7 @@ export function createModels(config: HarnessConfig['models']): RoleModels {
       ...(config.apiKey ? { apiKey: config.apiKey } : {}),
       models: config.byRole,
       jsonMode: config.jsonMode,
+      maxTokens: config.maxTokens,
     });
   }
   return new LocalModels();
