@@ -53,6 +53,7 @@ export const EnvSchema = z.object({
   HARNESS_EXTRACTION_MAX_TOKENS: optionalInt(1),
   HARNESS_ORCHESTRATION_MAX_TOKENS: optionalInt(1),
   HARNESS_COMPACTION_MAX_TOKENS: optionalInt(1),
+  HARNESS_LOCAL_THREADS: optionalInt(0, 64),
   HARNESS_MEMORY_DB: optionalString,
   HARNESS_MEMORY_URL: optionalString.pipe(
     z
@@ -125,6 +126,8 @@ export interface HarnessConfig {
     jsonMode: 'json_object' | 'json_schema';
     /** `max_tokens` of helper calls by role (`HARNESS_<ROLE>_MAX_TOKENS`); unset roles use DEFAULT_MAX_TOKENS. */
     maxTokens: Partial<Record<HelperRole, number>>;
+    /** Scoring threads of the local provider; 0: on the main thread; undefined: one per core but one, at most 4. */
+    localThreads: number | undefined;
   };
 }
 
@@ -224,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
       byRole,
       jsonMode: e.HARNESS_JSON_MODE,
       maxTokens,
+      localThreads: e.HARNESS_LOCAL_THREADS,
     },
   };
 }

@@ -38,9 +38,11 @@ describe('loadConfig', () => {
     });
   });
 
-  it('reads max_tokens per helper role', () => {
-    const config = loadConfig({ HARNESS_COMPACTION_MAX_TOKENS: '2048' });
+  it("reads max_tokens per helper role and the local provider's thread count", () => {
+    const config = loadConfig({ HARNESS_COMPACTION_MAX_TOKENS: '2048', HARNESS_LOCAL_THREADS: '0' });
     expect(config.models.maxTokens).toEqual({ compaction: 2048 });
+    expect(config.models.localThreads).toBe(0);
+    expect(loadConfig({}).models.localThreads).toBeUndefined();
     expect(() => loadConfig({ HARNESS_RELEVANCE_MAX_TOKENS: '0' })).toThrow(/HARNESS_RELEVANCE_MAX_TOKENS/);
   });
 
