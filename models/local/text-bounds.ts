@@ -13,6 +13,13 @@
 export const MAX_ANALYSED_CHARS = 1_000;
 
 /**
+ * Most words (runs of non-space characters) of one text that are analysed. The rules' cost grows
+ * with the number of tokens, and "a b a b …" packs two into four characters; ordinary English has
+ * about 170 words in MAX_ANALYSED_CHARS.
+ */
+export const MAX_ANALYSED_WORDS = 200;
+
+/**
  * Longest run of non-space characters outside Chinese script that is analysed as it is; a longer
  * one is cut to this length. No word is this long; a long URL loses only its tail. Chinese runs are
  * exempt, because Chinese is written without spaces and jieba segments it in linear time.
@@ -35,14 +42,26 @@ function codePoints(s: string, n: number): string {
   return Array.from(s).slice(0, n).join('');
 }
 
+/** `text` up to the end of its `n`-th word (run of non-space characters). */
+function firstWords(text: string, n: number): string {
+  let words = 0;
+  for (let i = 0; i < text.length; i++) {
+    const space = SPACE.test(text.charAt(i));
+    if (!space && (i === 0 || SPACE.test(text.charAt(i - 1))) && ++words > n) return text.slice(0, i).trimEnd();
+  }
+  return text;
+}
+
 /**
  * `text` within the bounds: runs of one character longer than MAX_RUN shortened to MAX_RUN, non-Chinese
- * tokens longer than MAX_TOKEN_CHARS cut to that length, and the result cut to MAX_ANALYSED_CHARS at
+ * tokens longer than MAX_TOKEN_CHARS cut to that length, the text cut after MAX_ANALYSED_WORDS words,
+ * and the result cut to MAX_ANALYSED_CHARS at
  * the last space before the limit (or at the limit when there is none nearby). Idempotent.
  */
 export function boundText(text: string): string {
   let bounded = text.replace(LONG_RUN, (_run, ch: string) => ch.repeat(MAX_RUN));
   bounded = bounded.replace(LONG_TOKEN, (token) => codePoints(token, MAX_TOKEN_CHARS));
+  bounded = firstWords(bounded, MAX_ANALYSED_WORDS);
   if (bounded.length <= MAX_ANALYSED_CHARS) return bounded;
   let cut = bounded.slice(0, MAX_ANALYSED_CHARS);
   // Don't keep half a word (Latin script) or half a surrogate pair.

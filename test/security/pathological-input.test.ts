@@ -13,7 +13,13 @@ import { LocalModels } from '../../models/local-models.js';
 import { FailureType, parseModelJson, unfenced } from '../../models/model-errors.js';
 import { RelevanceOutput } from '../../models/roles.js';
 import { analyse, sentences } from '../../models/local/text.js';
-import { MAX_ANALYSED_CHARS, MAX_RUN, MAX_TOKEN_CHARS, boundText } from '../../models/local/text-bounds.js';
+import {
+  MAX_ANALYSED_CHARS,
+  MAX_ANALYSED_WORDS,
+  MAX_RUN,
+  MAX_TOKEN_CHARS,
+  boundText,
+} from '../../models/local/text-bounds.js';
 import { MAX_TEXT_CHARS } from '../../workflows/schemas.js';
 
 /** The inputs of the finding, at the size limit of a message, and one five times over it. */
@@ -52,6 +58,7 @@ describe('what the local provider analyses is bounded', () => {
         const bounded = boundText(text);
         expect(bounded.length).toBeLessThanOrEqual(MAX_ANALYSED_CHARS);
         expect(longestToken(bounded)).toBeLessThanOrEqual(MAX_TOKEN_CHARS);
+        expect(bounded.split(/\s+/u).filter(Boolean).length).toBeLessThanOrEqual(MAX_ANALYSED_WORDS);
         expect(/(.)\1{8,}/su.test(bounded)).toBe(false);
         expect(boundText(bounded)).toBe(bounded);
         // Never half a surrogate pair.
