@@ -42,7 +42,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js', 'worker/*.cjs'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js', 'worker/*.cjs', 'models/local/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -9,13 +9,24 @@ import { dirname, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { isEntryPoint } from '../worker/entry-point.js';
 import { mcpRefresh, recallLatency } from './recall-scenarios.js';
+import { pathological } from './pathological-scenario.js';
 import { pragmas } from './pragma-scenario.js';
 import { profiled } from './profile.js';
 import { printReport, type BenchResults } from './report.js';
 import { startStack } from './stack.js';
 import { burst, historyCost, latency, longSession, throughput } from './workflow-scenarios.js';
 
-export const SCENARIOS = ['latency', 'events', 'throughput', 'burst', 'long', 'recall', 'mcp', 'pragmas'] as const;
+export const SCENARIOS = [
+  'latency',
+  'events',
+  'throughput',
+  'burst',
+  'long',
+  'recall',
+  'mcp',
+  'pragmas',
+  'pathological',
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -35,6 +46,8 @@ export interface BenchOptions {
   /** Tools each MCP fixture server lists (40 unless set). */
   mcpTools?: number;
   pragmaInputs: number;
+  /** Runs of each pathological input (10 unless set). */
+  pathologicalRounds?: number;
   profile?: string;
 }
 
@@ -116,6 +129,10 @@ export async function runBench(
     log('- dev server SQLite pragmas');
     results.pragmas = await pragmas(options.pragmaInputs);
   }
+  if (selected.has('pathological')) {
+    log('- pathological inputs');
+    results.pathological = await pathological(options.pathologicalRounds ?? 10);
+  }
   results.finishedAt = new Date().toISOString();
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
@@ -133,7 +150,7 @@ async function main(): Promise<void> {
     .description('Session vs bare-Temporal baseline, recall, MCP refresh and dev-server pragmas')
     .addOption(
       new Option('--scenarios <list>', `comma-separated, from ${SCENARIOS.join(', ')}`).default(
-        'latency,events,throughput,burst,recall,mcp',
+        'latency,events,throughput,burst,recall,mcp,pathological',
       ),
     )
     .option('--quick', 'small sizes everywhere (a smoke run of a minute or two)')
@@ -154,6 +171,7 @@ async function main(): Promise<void> {
     .option('--mcp-entries <n>', 'catalog entries beside the MCP toolsets', int)
     .option('--mcp-tools <n>', 'tools each of the 5 MCP fixture servers lists (default 40)', int)
     .option('--pragma-inputs <n>', 'sequential inputs per pragma setting', int)
+    .option('--pathological-rounds <n>', 'runs of each pathological input (default 10)', int)
     .option('--profile <dir>', 'write a CPU profile of each workflow scenario here and print the top functions');
   program.parse();
   const o = program.opts<Record<string, string | number | boolean | undefined>>();
@@ -183,6 +201,7 @@ async function main(): Promise<void> {
     mcpEntries: pick('mcpEntries'),
     ...(o.mcpTools ? { mcpTools: Number(o.mcpTools) } : {}),
     pragmaInputs: pick('pragmaInputs'),
+    ...(o.pathologicalRounds ? { pathologicalRounds: Number(o.pathologicalRounds) } : {}),
     ...(o.profile ? { profile: resolve(String(o.profile)) } : {}),
   };
   const results = await runBench(options);

@@ -3,7 +3,9 @@
  * same run, with the issue-13 target and whether this run meets it.
  */
 import Table from 'cli-table3';
+import type { PathologicalResult } from './pathological-scenario.js';
 import type { PragmaResult } from './pragma-scenario.js';
+import { MAX_TEXT_CHARS } from '../workflows/schemas.js';
 import { round } from './stats.js';
 import type { McpRefreshResult, RecallRow } from './recall-scenarios.js';
 import type { BurstResult, KindCost, LatencyResult, LongResult, RateResult } from './workflow-scenarios.js';
@@ -21,6 +23,7 @@ export interface BenchResults {
   recall?: RecallRow[];
   mcp?: McpRefreshResult;
   pragmas?: PragmaResult;
+  pathological?: PathologicalResult;
 }
 
 type Row = [measure: string, session: string, baseline: string, ratio: string, target: string, met: string];
@@ -229,6 +232,53 @@ export function reportRows(r: BenchResults): Row[] {
       '',
       '',
     ]);
+  }
+  if (r.pathological) {
+    const p = r.pathological;
+    for (const input of p.inputs) {
+      rows.push([
+        `pathological input alone: ${input.name} (p50 ${input.p50Ms} ms, max ${input.maxMs} ms)`,
+        f(input.p99Ms, ' ms'),
+        '',
+        '',
+        '',
+        '',
+      ]);
+    }
+    rows.push([
+      `pathological inputs at ${MAX_TEXT_CHARS.toLocaleString('en-US')} chars, decision p99 (${p.rounds} runs each, ${p.threads} scoring thread(s))`,
+      f(p.p99Ms, ' ms'),
+      '',
+      '',
+      '< 50 ms',
+      verdict(p.p99Ms < 50),
+    ]);
+    rows.push([
+      'ordinary input while pathological inputs are scored: p50 / p99 (baseline: the same input alone)',
+      `${f(p.ordinaryDuringPathological.p50Ms)} / ${f(p.ordinaryDuringPathological.p99Ms, ' ms')}`,
+      `${f(p.ordinaryAlone.p50Ms)} / ${f(p.ordinaryAlone.p99Ms, ' ms')}`,
+      f(round(p.ordinaryDuringPathological.p99Ms / p.ordinaryAlone.p99Ms), '×'),
+      '',
+      '',
+    ]);
+    rows.push([
+      'main thread: longest event-loop stall while pathological inputs are scored',
+      f(p.mainLoopMaxStallMs, ' ms'),
+      '',
+      '',
+      '≤ 50 ms',
+      verdict(p.mainLoopMaxStallMs <= 50),
+    ]);
+    for (const fence of p.fence) {
+      rows.push([
+        `parseModelJson: a code fence and ${fence.spaces.toLocaleString('en-US')} spaces`,
+        f(fence.ms, ' ms'),
+        '',
+        '',
+        '',
+        '',
+      ]);
+    }
   }
   return rows;
 }

@@ -8,11 +8,16 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from './model-errors.js';
-import { extractKeywords } from './local/keywords.js';
-import { DEFAULT_ORCHESTRATION, orchestrateLocally, type OrchestrationOptions } from './local/orchestrate.js';
-import { scoreRelevance } from './local/relevance.js';
+import {
+  runLocalRole,
+  type LocalRoleResults,
+  type LocalRoleSettings,
+  type LocalRoleTask,
+} from './local/local-roles.js';
+import { DEFAULT_ORCHESTRATION, type OrchestrationOptions } from './local/orchestrate.js';
 import { MODEL } from './local/relevance-model.js';
-import { DEFAULT_SUMMARY, extractiveSummary, type SummaryOptions } from './local/summary.js';
+import { ScoringPool } from './local/scoring-pool.js';
+import { DEFAULT_SUMMARY, type SummaryOptions } from './local/summary.js';
 import type { AgentModelStep, AgentPrompt, AgentStepPrompt, CallOptions, RoleModels, Role } from './roles.js';
 import type {
   CompactRequest,
@@ -30,26 +35,45 @@ export interface LocalModelsOptions {
   maxTerms?: number;
   orchestration?: Partial<OrchestrationOptions>;
   summary?: Partial<SummaryOptions>;
+  /**
+   * Worker threads that run the roles (scoring-pool.ts); 0 runs them on the calling thread, which
+   * then is busy for as long as a message takes to analyse. The worker uses a pool
+   * (`HARNESS_LOCAL_THREADS`); tests and `harness eval` run in-thread.
+   */
+  threads?: number;
 }
 
 /** The one sentence a user sees when a turn is skipped offline. */
 export const LOCAL_AGENT_SKIPPED =
   'The local provider has no agent model, so no reply or tool call was made; set OPENAI_API_KEY (or OPENAI_BASE_URL) and HARNESS_AGENT_MODEL to run the agent.';
 
-/** Runs `fn` and reports its result or its exception as a promise, like a model call would. */
-function settle<T>(fn: () => T): Promise<T> {
-  return new Promise((resolve) => resolve(fn()));
-}
-
 export class LocalModels implements RoleModels {
-  private readonly maxTerms: number;
-  private readonly orchestration: OrchestrationOptions;
-  private readonly summary: SummaryOptions;
+  private readonly settings: LocalRoleSettings;
+  private readonly pool: ScoringPool | undefined;
 
   constructor(options: LocalModelsOptions = {}) {
-    this.maxTerms = options.maxTerms ?? 12;
-    this.orchestration = { ...DEFAULT_ORCHESTRATION, ...options.orchestration };
-    this.summary = { ...DEFAULT_SUMMARY, ...options.summary };
+    this.settings = {
+      maxTerms: options.maxTerms ?? 12,
+      orchestration: { ...DEFAULT_ORCHESTRATION, ...options.orchestration },
+      summary: { ...DEFAULT_SUMMARY, ...options.summary },
+    };
+    this.pool = options.threads ? new ScoringPool(options.threads) : undefined;
+  }
+
+  /** The scoring threads' ids; empty when the roles run on the calling thread. */
+  threadIds(): number[] {
+    return this.pool?.threadIds() ?? [];
+  }
+
+  /** Stops the scoring threads, if any. */
+  close(): Promise<void> {
+    return this.pool?.close() ?? Promise.resolve();
+  }
+
+  /** Runs a role in the pool, or here; either way its exception arrives as a rejection, like a model call's. */
+  private run<T extends LocalRoleTask>(task: T, call?: CallOptions): Promise<LocalRoleResults[T['role']]> {
+    if (this.pool) return this.pool.run(task, this.settings, call);
+    return new Promise((resolve) => resolve(runLocalRole(task, this.settings)));
   }
 
   describe(): Record<Role, string> {
@@ -63,37 +87,28 @@ export class LocalModels implements RoleModels {
   }
 
   /** Resource references are not read: the local scorer judges the message text against the goals. */
-  relevance(request: RelevanceRequest, _call?: CallOptions): Promise<RelevanceScores> {
-    return settle(() => {
-      const { phaseRelevance, sessionRelevance } = scoreRelevance({
-        message: request.message.text,
-        phaseGoal: request.phaseGoal,
-        sessionGoal: request.sessionGoal,
-      });
-      return { phaseRelevance, sessionRelevance };
-    });
+  relevance(request: RelevanceRequest, call?: CallOptions): Promise<RelevanceScores> {
+    return this.run({ role: 'relevance', request }, call);
   }
 
-  extract(request: ExtractRequest, _call?: CallOptions): Promise<ExtractResult> {
-    return settle(() => ({ terms: extractKeywords(request.task, this.maxTerms) }));
+  extract(request: ExtractRequest, call?: CallOptions): Promise<ExtractResult> {
+    return this.run({ role: 'extraction', request }, call);
   }
 
-  orchestrate(request: OrchestrateRequest, _call?: CallOptions): Promise<PartialSelection> {
-    return settle(() => orchestrateLocally(request, this.orchestration));
+  orchestrate(request: OrchestrateRequest, call?: CallOptions): Promise<PartialSelection> {
+    return this.run({ role: 'orchestration', request }, call);
   }
 
-  compact(request: CompactRequest, _call?: CallOptions): Promise<CompactResult> {
-    return settle(() => {
-      const summary = extractiveSummary(request, this.summary);
-      if (summary === undefined) {
-        // Nothing but acknowledgements: keep the phase uncompacted rather than invent a summary.
-        throw ApplicationFailure.nonRetryable(
-          'compaction: the phase has no content to summarise',
-          FailureType.InvalidOutput,
-        );
-      }
-      return { summary };
-    });
+  async compact(request: CompactRequest, call?: CallOptions): Promise<CompactResult> {
+    const { summary } = await this.run({ role: 'compaction', request }, call);
+    if (summary === undefined) {
+      // Nothing but acknowledgements: keep the phase uncompacted rather than invent a summary.
+      throw ApplicationFailure.nonRetryable(
+        'compaction: the phase has no content to summarise',
+        FailureType.InvalidOutput,
+      );
+    }
+    return { summary };
   }
 
   agent(_prompt: AgentPrompt, _call?: CallOptions): Promise<{ skipped: string }> {

@@ -67,6 +67,19 @@ export function toModelFailure(err: unknown, role: string): ApplicationFailure {
 }
 
 /**
+ * The text inside a Markdown code fence that is the whole answer (an optional `json` tag and the
+ * spaces around the text removed), or undefined when the answer is not fenced. Written without a
+ * regular expression: `^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$` backtracks over every split of a
+ * run of spaces, and a fence followed by 2,000 spaces took it 8.5 s.
+ */
+export function unfenced(content: string): string | undefined {
+  const answer = content.trim();
+  if (answer.length < 6 || !answer.startsWith('```') || !answer.endsWith('```')) return undefined;
+  const inner = answer.slice(3, -3);
+  return (inner.slice(0, 4).toLowerCase() === 'json' ? inner.slice(4) : inner).trim();
+}
+
+/**
  * Parses a model's JSON answer against the role's schema. Tolerates a Markdown code fence around the
  * JSON (some OpenAI-compatible servers add one even in JSON mode); anything else is invalid output.
  */
@@ -74,10 +87,9 @@ export function parseModelJson<T>(content: string | null | undefined, schema: z.
   const invalid = (why: string) =>
     ApplicationFailure.nonRetryable(`${role} model returned invalid output: ${why}`, FailureType.InvalidOutput);
   if (!content || !content.trim()) throw invalid('empty answer');
-  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/i.exec(content);
   let value: unknown;
   try {
-    value = JSON.parse(fenced?.[1] ?? content);
+    value = JSON.parse(unfenced(content) ?? content);
   } catch {
     throw invalid(`not JSON: ${content.slice(0, 120)}`);
   }

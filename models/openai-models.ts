@@ -59,6 +59,21 @@ export function agentAnswer(message: OpenAI.ChatCompletionMessage | undefined): 
   return { kind: 'calls', text, calls };
 }
 
+/** The roles whose answer is a small JSON object: the helpers of the task-control loop. */
+export type HelperRole = Exclude<Role, 'agent'>;
+
+/**
+ * Most tokens a helper model may answer with (`max_tokens`), by role. Each answer is a small JSON
+ * object, so these leave room for a reasoning model's thinking while stopping a model that
+ * rambles or repeats itself from running to the context limit (and into parseModelJson).
+ */
+export const DEFAULT_MAX_TOKENS: Record<HelperRole, number> = {
+  relevance: 512,
+  extraction: 512,
+  orchestration: 1_024,
+  compaction: 1_024,
+};
+
 export interface OpenAIModelsConfig {
   baseURL?: string;
   apiKey?: string;
@@ -66,6 +81,8 @@ export interface OpenAIModelsConfig {
   models: Partial<Record<Role, string>>;
   /** `json_object` works with OpenAI, DeepSeek, vLLM and Ollama; `json_schema` asks for strict schemas. */
   jsonMode: 'json_object' | 'json_schema';
+  /** `max_tokens` per helper role; a role left out gets DEFAULT_MAX_TOKENS. */
+  maxTokens?: Partial<Record<HelperRole, number>>;
 }
 
 export class OpenAIModels implements RoleModels {
@@ -106,7 +123,7 @@ export class OpenAIModels implements RoleModels {
   async agent(prompt: Parameters<RoleModels['agent']>[0], call: CallOptions) {
     const model = this.config.models.agent;
     if (!model) return { skipped: NO_AGENT_MODEL };
-    const content = await this.complete('agent', model, agentPrompt(prompt), undefined, call);
+    const { content } = await this.complete('agent', model, agentPrompt(prompt), undefined, call);
     if (!content?.trim()) {
       throw ApplicationFailure.nonRetryable('agent model returned an empty reply', FailureType.InvalidOutput);
     }
@@ -131,7 +148,7 @@ export class OpenAIModels implements RoleModels {
     return agentAnswer(message);
   }
 
-  private async json<T>(role: Role, prompt: ChatPrompt, schema: z.ZodType<T>, call: CallOptions): Promise<T> {
+  private async json<T>(role: HelperRole, prompt: ChatPrompt, schema: z.ZodType<T>, call: CallOptions): Promise<T> {
     const model = this.config.models[role];
     if (!model) {
       throw ApplicationFailure.nonRetryable(
@@ -150,7 +167,14 @@ export class OpenAIModels implements RoleModels {
             },
           }
         : { type: 'json_object' as const };
-    const content = await this.complete(role, model, prompt, format, call);
+    const maxTokens = this.config.maxTokens?.[role] ?? DEFAULT_MAX_TOKENS[role];
+    const { content, finishReason } = await this.complete(role, model, prompt, format, call, maxTokens);
+    if (finishReason === 'length') {
+      throw ApplicationFailure.nonRetryable(
+        `${role} model returned invalid output: the answer was cut at max_tokens (${maxTokens})`,
+        FailureType.InvalidOutput,
+      );
+    }
     return parseModelJson(content, schema, role);
   }
 
@@ -160,7 +184,8 @@ export class OpenAIModels implements RoleModels {
     prompt: ChatPrompt,
     responseFormat: OpenAI.ChatCompletionCreateParams['response_format'] | undefined,
     call: CallOptions,
-  ): Promise<string | null | undefined> {
+    maxTokens?: number,
+  ): Promise<{ content: string | null | undefined; finishReason: string | undefined }> {
     try {
       const completion = await this.client.chat.completions.create(
         {
@@ -171,10 +196,12 @@ export class OpenAIModels implements RoleModels {
           ],
           ...(responseFormat ? { response_format: responseFormat } : {}),
           temperature: role === 'agent' ? 0.3 : 0,
+          ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
         },
         { timeout: call.timeoutMs, ...(call.signal ? { signal: call.signal } : {}) },
       );
-      return completion.choices[0]?.message?.content;
+      const choice = completion.choices[0];
+      return { content: choice?.message?.content, finishReason: choice?.finish_reason };
     } catch (err) {
       throw toModelFailure(err, role);
     }

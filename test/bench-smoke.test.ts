@@ -39,6 +39,7 @@ describe('npm run bench', () => {
         recallSizes: [300],
         mcpEntries: 300,
         pragmaInputs: 1,
+        pathologicalRounds: 1,
       },
       () => {},
     );
@@ -57,6 +58,11 @@ describe('npm run bench', () => {
       maxEventLoopBlockMs: expect.any(Number) as number,
     });
     expect(results.pragmas).toMatchObject({ ratioP50: expect.any(Number) as number });
+    expect(results.pathological?.inputs.length).toBeGreaterThanOrEqual(3);
+    expect(results.pathological).toMatchObject({
+      p99Ms: expect.any(Number) as number,
+      mainLoopMaxStallMs: expect.any(Number) as number,
+    });
     expect(reportRows(results).length).toBeGreaterThan(15);
   });
 });

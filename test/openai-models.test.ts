@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailureType, parseModelJson, retryAfterMs } from '../models/model-errors.js';
-import { OpenAIModels } from '../models/openai-models.js';
+import { DEFAULT_MAX_TOKENS, OpenAIModels } from '../models/openai-models.js';
 import { OrchestrationOutput, RelevanceOutput } from '../models/roles.js';
 import { ScriptedModelServer, faults } from './support/model-server.js';
 
@@ -91,6 +91,30 @@ describe('OpenAIModels', () => {
       required: ['skills', 'toolsets', 'memories'],
       properties: { toolsets: { anyOf: [{ type: 'array' }, { type: 'null' }] } },
     });
+  });
+
+  it('caps every helper answer with max_tokens, per role, and the agent answer not at all', async () => {
+    const all = new OpenAIModels({
+      baseURL: server.baseURL,
+      apiKey: 'test',
+      models: { relevance: 'judge', compaction: 'summariser' },
+      jsonMode: 'json_object',
+      maxTokens: { compaction: 300 },
+    });
+    server.enqueue('judge', { json: { phaseRelevance: 1, sessionRelevance: 1 } });
+    server.enqueue('summariser', { json: { summary: 'done' } });
+    await all.relevance(request, call);
+    await all.compact({ phaseGoal: 'p', inputs: ['x'] }, call);
+    expect(server.requests('judge').at(-1)!.body.max_tokens).toBe(DEFAULT_MAX_TOKENS.relevance);
+    expect(server.requests('summariser').at(-1)!.body.max_tokens).toBe(300);
+  });
+
+  it('reports an answer cut at max_tokens as invalid output, naming the limit', async () => {
+    server.enqueue('judge', { content: '{"phaseRelevance": 0.5, "sessionRel', finishReason: 'length' });
+    const error = await failure(models().relevance(request, call));
+    expect(error.type).toBe(FailureType.InvalidOutput);
+    expect(error.nonRetryable).toBe(true);
+    expect(error.message).toContain(`max_tokens (${DEFAULT_MAX_TOKENS.relevance})`);
   });
 
   it.each([

@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConnectionConfigError, resolveConnection, type TemporalConnectionSettings } from '../client/connection.js';
 import { EncryptionError, parseEncryptionKeys, type EncryptionKey } from '../client/encryption.js';
+import type { HelperRole } from '../models/openai-models.js';
 import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
 
@@ -48,6 +49,11 @@ export const EnvSchema = z.object({
   HARNESS_COMPACTION_MODEL: optionalString,
   HARNESS_AGENT_MODEL: optionalString,
   HARNESS_JSON_MODE: z.enum(['json_object', 'json_schema']).default('json_object'),
+  HARNESS_RELEVANCE_MAX_TOKENS: optionalInt(1),
+  HARNESS_EXTRACTION_MAX_TOKENS: optionalInt(1),
+  HARNESS_ORCHESTRATION_MAX_TOKENS: optionalInt(1),
+  HARNESS_COMPACTION_MAX_TOKENS: optionalInt(1),
+  HARNESS_LOCAL_THREADS: optionalInt(0, 64),
   HARNESS_MEMORY_DB: optionalString,
   HARNESS_MEMORY_URL: optionalString.pipe(
     z
@@ -119,6 +125,10 @@ export interface HarnessConfig {
     apiKey: string | undefined;
     byRole: Partial<Record<Role, string>>;
     jsonMode: 'json_object' | 'json_schema';
+    /** `max_tokens` of helper calls by role (`HARNESS_<ROLE>_MAX_TOKENS`); unset roles use DEFAULT_MAX_TOKENS. */
+    maxTokens: Partial<Record<HelperRole, number>>;
+    /** Scoring threads of the local provider; 0: on the main thread; undefined: one per core but one, at most 4. */
+    localThreads: number | undefined;
   };
 }
 
@@ -192,6 +202,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
     const model = specific ?? e.HARNESS_MODEL;
     if (model) byRole[role] = model;
   }
+  const maxTokens: Partial<Record<HelperRole, number>> = {};
+  for (const role of ROLES) {
+    if (role === 'agent') continue;
+    const limit = e[`HARNESS_${role.toUpperCase()}_MAX_TOKENS` as keyof Env] as number | undefined;
+    if (limit !== undefined) maxTokens[role] = limit;
+  }
   return {
     temporal: { ...temporal, taskQueue: e.HARNESS_TASK_QUEUE },
     encryptionKeys,
@@ -237,6 +253,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
       apiKey: e.OPENAI_API_KEY,
       byRole,
       jsonMode: e.HARNESS_JSON_MODE,
+      maxTokens,
+      localThreads: e.HARNESS_LOCAL_THREADS,
     },
   };
 }

@@ -10,6 +10,7 @@ import { IndexedCatalog } from '../capabilities/catalog.js';
 import { loadCatalogDir, type CatalogProblem } from '../capabilities/catalog-files.js';
 import { createActivities, type SessionDirectory } from '../activities/index.js';
 import { LocalModels } from '../models/local-models.js';
+import { defaultScoringThreads } from '../models/local/scoring-pool.js';
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import { connectMcpToolsets } from '../capabilities/mcp-toolsets.js';
 import type { MemoryBackend } from '../capabilities/memory-model.js';
@@ -52,9 +53,10 @@ export function createModels(config: HarnessConfig['models']): RoleModels {
       ...(config.apiKey ? { apiKey: config.apiKey } : {}),
       models: config.byRole,
       jsonMode: config.jsonMode,
+      maxTokens: config.maxTokens,
     });
   }
-  return new LocalModels();
+  return new LocalModels({ threads: config.localThreads ?? defaultScoringThreads() });
 }
 
 export interface BuiltWorker {
@@ -151,6 +153,7 @@ export async function createSessionWorker(
   try {
     memories ??= await openMemoryStore({ url: config.memoryUrl, file: config.memoryDb });
     const models = overrides.models ?? createModels(config.models);
+    if (!overrides.models && models instanceof LocalModels) opened.push(() => models.close());
     const connection = await NativeConnection.connect(connectionOptions(config.temporal));
     opened.push(() => connection.close());
     const clientConnection = await Connection.connect(connectionOptions(config.temporal));

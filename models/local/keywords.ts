@@ -67,7 +67,7 @@ export function extractKeywords(task: AlignedTask, max = 12, floor = 0.25): stri
     if (!text.trim()) continue;
     const analysis = analyse(text);
     if (analysis.lang === 'zh') {
-      const keywords = keywordExtractor().extractKeywords(jiebaSegmenter(), text, max, ZH_KEYWORD_TAGS);
+      const keywords = keywordExtractor().extractKeywords(jiebaSegmenter(), analysis.text, max, ZH_KEYWORD_TAGS);
       // jieba's weights are TF-IDF sums; scale them so the text's best keyword weighs like an English noun.
       const top = keywords[0]?.weight ?? 1;
       for (const { keyword, weight } of keywords) {

@@ -311,7 +311,9 @@ interface Quantity {
   unit: 'percent' | 'money' | 'plain';
 }
 
-const NUMBER = /([$€£¥]|EUR|USD|RMB)?\s*(\d[\d,]*(?:\.\d+)?)\s*(%|k\b|万|千|元|块)?/giu;
+// The space between a currency and its digits belongs to the currency: an optional space at the
+// start would be tried from every position of a long run of spaces (quadratic).
+const NUMBER = /(?:([$€£¥]|EUR|USD|RMB)\s*)?(\d[\d,]*(?:\.\d+)?)\s*(%|k\b|万|千|元|块)?/giu;
 
 /** The numbers written in a text, with thousands separators, "k" and 万 resolved. */
 export function numbersIn(text: string): Quantity[] {

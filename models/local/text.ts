@@ -15,6 +15,7 @@ import winkNLP, {
 } from 'wink-nlp';
 import model from 'wink-eng-lite-web-model';
 import { eng, zho } from 'stopword';
+import { boundText } from './text-bounds.js';
 
 const STOP_EN = new Set(eng);
 const STOP_ZH = new Set(zho);
@@ -221,8 +222,12 @@ function analyseChinese(text: string): Token[] {
 const QUESTION_END = /[?？]\s*$/u;
 const ZH_QUESTION_PARTICLE = /[呢吗嘛][。．.…\s]*$/u;
 
-/** Tokens of `text` with stems, tags and stop flags, in reading order. */
-export function analyse(text: string): Analysis {
+/**
+ * Tokens of `text` with stems, tags and stop flags, in reading order. What is analysed, and returned
+ * as `text`, is `text` within the bounds of text-bounds.ts.
+ */
+export function analyse(input: string): Analysis {
+  const text = boundText(input);
   const lang = HAN.test(text) ? 'zh' : 'en';
   const tokens = lang === 'zh' ? analyseChinese(text) : analyseEnglish(text);
   const question = QUESTION_END.test(text) || (lang === 'zh' && ZH_QUESTION_PARTICLE.test(text));
@@ -250,12 +255,12 @@ export function stemOf(word: string): string {
 }
 
 /**
- * Sentences of a text: wink-nlp's sentence boundary detection, with Chinese sentence-final
- * punctuation (which it does not know) as an additional boundary.
+ * Sentences of a text (within the bounds of text-bounds.ts): wink-nlp's sentence boundary detection,
+ * with Chinese sentence-final punctuation (which it does not know) as an additional boundary.
  */
 export function sentences(text: string): string[] {
   const out: string[] = [];
-  for (const block of text.split(/(?<=[。！？；])|\n+/u)) {
+  for (const block of boundText(text).split(/(?<=[。！？；])|\n+/u)) {
     const trimmed = block.trim();
     if (!trimmed) continue;
     out.push(

@@ -40,7 +40,8 @@ export interface ScriptedToolCall {
 /**
  * How the server answers one request:
  * - `{ json }`: 200 chat.completion whose assistant content is `JSON.stringify(json)`;
- * - `{ content }`: 200 chat.completion with this raw assistant content (e.g. malformed JSON);
+ * - `{ content, finishReason? }`: 200 chat.completion with this raw assistant content (e.g. malformed
+ *   JSON), and `finish_reason` `length` when asked for (an answer cut at `max_tokens`);
  * - `{ toolCalls, content? }`: 200 chat.completion whose assistant message carries `tool_calls`
  *   (finish_reason `tool_calls`), with optional text alongside;
  * - `{ status, body?, headers? }`: HTTP error; `body` defaults to an OpenAI-style
@@ -50,7 +51,7 @@ export interface ScriptedToolCall {
  */
 export type Reply =
   | { json: unknown }
-  | { content: string }
+  | { content: string; finishReason?: 'stop' | 'length' }
   | { toolCalls: ScriptedToolCall[]; content?: string }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { delayMs: number; then: Reply }
@@ -213,10 +214,19 @@ export class ScriptedModelServer {
       return sendJson(res, 200, this.completion(req, reply.content ?? null, toolCalls));
     }
     const content = 'json' in reply ? JSON.stringify(reply.json) : reply.content;
-    sendJson(res, 200, this.completion(req, content));
+    sendJson(
+      res,
+      200,
+      this.completion(req, content, undefined, 'finishReason' in reply ? reply.finishReason : undefined),
+    );
   }
 
-  private completion(req: RecordedRequest, content: string | null, toolCalls?: unknown[]): Record<string, unknown> {
+  private completion(
+    req: RecordedRequest,
+    content: string | null,
+    toolCalls?: unknown[],
+    finishReason?: 'stop' | 'length',
+  ): Record<string, unknown> {
     // Rough token estimate (~4 characters per token) so usage-accounting code sees plausible numbers.
     const promptTokens = Math.ceil(req.messages.reduce((n, m) => n + m.content.length, 0) / 4);
     const completionTokens = Math.ceil(((content ?? '').length + JSON.stringify(toolCalls ?? []).length) / 4);
@@ -230,7 +240,7 @@ export class ScriptedModelServer {
           index: 0,
           message: { role: 'assistant', content, refusal: null, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
           logprobs: null,
-          finish_reason: toolCalls ? 'tool_calls' : 'stop',
+          finish_reason: toolCalls ? 'tool_calls' : (finishReason ?? 'stop'),
         },
       ],
       usage: {

@@ -38,6 +38,14 @@ describe('loadConfig', () => {
     });
   });
 
+  it("reads max_tokens per helper role and the local provider's thread count", () => {
+    const config = loadConfig({ HARNESS_COMPACTION_MAX_TOKENS: '2048', HARNESS_LOCAL_THREADS: '0' });
+    expect(config.models.maxTokens).toEqual({ compaction: 2048 });
+    expect(config.models.localThreads).toBe(0);
+    expect(loadConfig({}).models.localThreads).toBeUndefined();
+    expect(() => loadConfig({ HARNESS_RELEVANCE_MAX_TOKENS: '0' })).toThrow(/HARNESS_RELEVANCE_MAX_TOKENS/);
+  });
+
   it('uses the openai provider for a keyless OpenAI-compatible server such as Ollama', () => {
     expect(loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' }).models.provider).toBe('openai');
     expect(loadConfig({ OPENAI_API_KEY: 'k', HARNESS_MODEL_PROVIDER: 'local' }).models.provider).toBe('local');
