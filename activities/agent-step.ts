@@ -10,13 +10,9 @@ import { parseToolArguments, ToolArgumentValidator } from '../capabilities/tool-
 import { nameTools, type ToolOffer } from '../models/agent-request.js';
 import { FailureType } from '../models/model-errors.js';
 import type { AgentModelStep, AgentToolSpec } from '../models/roles.js';
-import {
-  AgentStepResult,
-  BUILTIN_TOOLS,
-  type AgentStepRequest,
-  type ResolvedToolCall,
-} from '../workflows/activity-contract.js';
-import { describeIssues } from '../workflows/text.js';
+import { AgentStepResult, type AgentStepRequest } from '../contract/activity-contract.js';
+import { BUILTIN_TOOLS, type ResolvedToolCall } from '../contract/transcript.js';
+import { describeIssues } from '../contract/text.js';
 import type { ActivityDeps } from './deps.js';
 import { asModelCall, callOptions } from './model-call.js';
 import { heartbeatWhileRunning } from './run-tool.js';

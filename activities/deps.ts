@@ -3,7 +3,7 @@ import type { CapabilityCatalog, RecallOptions } from '../capabilities/catalog.j
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import type { MemoryBackend, MemoryRecall } from '../capabilities/memory-store.js';
 import type { RoleModels } from '../models/roles.js';
-import type { MessageInput, SessionStart, SubmitResult } from '../workflows/schemas.js';
+import type { MessageInput, SessionStart, SubmitResult } from '../contract/messages.js';
 
 /** Hands messages to Sessions (routing, `session_create_sub`); the worker implements it with a Temporal client. */
 export interface SessionDirectory {

@@ -5,10 +5,10 @@
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { ResourceRef } from '../workflows/schemas.js';
-import { describeIssues } from '../workflows/text.js';
+import { ResourceRef } from '../contract/messages.js';
+import { describeIssues } from '../contract/text.js';
 import { DEFAULT_RECALL } from '../capabilities/catalog.js';
-import type { AgentActivities, SessionActivities } from '../workflows/activity-contract.js';
+import type { AgentActivities, SessionActivities } from '../contract/activity-contract.js';
 import { createAgentStep } from './agent-step.js';
 import type { ActivityDeps, SessionDirectory } from './deps.js';
 import { asModelCall, callOptions } from './model-call.js';

@@ -18,7 +18,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SessionActivities } from '../workflows/activity-contract.js';
+import type { SessionActivities } from '../contract/activity-contract.js';
 
 export interface BaselineMessage {
   messageId: string;

@@ -3,7 +3,7 @@
  * by the Session workflow (through createSubSession); `memory_save` by the runTool activity.
  */
 import { z } from 'zod';
-import { BUILTIN_TOOLS } from '../workflows/activity-contract.js';
+import { BUILTIN_TOOLS } from '../contract/transcript.js';
 import type { ToolDeclaration } from './catalog.js';
 import { MAX_MEMORY_TEXT } from './memory-store.js';
 

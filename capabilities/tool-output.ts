@@ -4,7 +4,7 @@
  * Session's carried state.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { TOOL_OUTPUT_BYTES } from '../workflows/activity-contract.js';
+import { TOOL_OUTPUT_BYTES } from '../contract/transcript.js';
 
 /**
  * `text`, or its longest prefix (cut on a character boundary) followed by `…[clipped: N bytes]`, so

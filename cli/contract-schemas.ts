@@ -5,8 +5,8 @@
  * CONTROL_SIGNALS table; nothing here restates a schema.
  */
 import { z } from 'zod';
-import * as api from '../workflows/api.js';
-import { CONTROL_KINDS, CONTROL_SIGNALS, type ControlKind } from '../workflows/control-signals.js';
+import * as api from '../contract/api.js';
+import { CONTROL_KINDS, CONTROL_SIGNALS, type ControlKind } from '../contract/control-signals.js';
 import {
   CommandInput,
   MAX_TEXT_CHARS,
@@ -15,7 +15,7 @@ import {
   Sender,
   SessionStart,
   SubmitResult,
-} from '../workflows/schemas.js';
+} from '../contract/messages.js';
 import {
   AgentOutcome,
   BoundInput,
@@ -26,16 +26,9 @@ import {
   Goal,
   OutOfScopeRequest,
   StageRecord,
-} from '../workflows/state.js';
-import { ResultRequest, TurnResult } from '../workflows/turn-control.js';
-import { SessionView } from '../workflows/view.js';
+} from '../contract/state.js';
+import { GoalsResult, LimitArgument, ResultRequest, TurnResult, SessionView } from '../contract/queries.js';
 import { FIRST_MESSAGE } from './contract-examples.js';
-
-/** Result of `goals`. */
-export const GoalsResult = z.object({ session: Goal.nullable(), phase: Goal.nullable() });
-
-/** The optional argument of `decisions` and `history`. */
-const LimitArgument = z.object({ limit: z.number().int().positive().optional() }).strict();
 
 type Name = keyof typeof api.DESCRIPTIONS;
 

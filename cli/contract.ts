@@ -9,11 +9,11 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
-import * as api from '../workflows/api.js';
-import { workflowIdFor } from '../workflows/ids.js';
-import { MAX_RESOURCES, MAX_TEXT_CHARS, SessionId, SessionStart } from '../workflows/schemas.js';
-import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.js';
-import { STAGE, TASK_CONTROL_STAGES } from '../workflows/state.js';
+import * as api from '../contract/api.js';
+import { workflowIdFor } from '../contract/ids.js';
+import { MAX_RESOURCES, MAX_TEXT_CHARS, SessionId, SessionStart } from '../contract/messages.js';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
+import { STAGE, TASK_CONTROL_STAGES } from '../contract/state.js';
 import { isEntryPoint } from '../worker/entry-point.js';
 import {
   DOC_PARAMS,

@@ -12,8 +12,8 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
-import { workflowIdFor } from '../workflows/ids.js';
-import { describeIssues } from '../workflows/text.js';
+import { workflowIdFor } from '../contract/ids.js';
+import { describeIssues } from '../contract/text.js';
 
 /** gRPC status codes we translate (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
 const GRPC = { CANCELLED: 1, INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const;

@@ -23,13 +23,13 @@ import {
   snapshotQuery,
   resultUpdate,
   submitUpdate,
-} from '../workflows/api.js';
-import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../workflows/control-signals.js';
-import { workflowIdFor } from '../workflows/ids.js';
-import { MessageInput, SessionId, type ApprovalInput, type ToolResultInput } from '../workflows/schemas.js';
-import type { session } from '../workflows/session.js';
-import type { BoundInput, OutOfScopeRequest } from '../workflows/state.js';
-import type { Capabilities, DecisionRecord, Goal, SessionView } from '../workflows/view.js';
+} from '../contract/api.js';
+import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../contract/control-signals.js';
+import { workflowIdFor } from '../contract/ids.js';
+import { MessageInput, SessionId, type ApprovalInput, type ToolResultInput } from '../contract/messages.js';
+import type { SessionWorkflow } from '../contract/api.js';
+import type { BoundInput, OutOfScopeRequest, Capabilities, DecisionRecord, Goal } from '../contract/state.js';
+import type { SessionView } from '../contract/queries.js';
 import {
   InvalidInputError,
   SessionClientError,
@@ -199,7 +199,7 @@ export class SessionClient {
     const startArg = this.startArg(sessionId, start);
     const workflowId = workflowIdFor(sessionId);
     await this.call({ sessionId }, () =>
-      this.client.workflow.signalWithStart<typeof session, [unknown]>(WORKFLOW_TYPE, {
+      this.client.workflow.signalWithStart<SessionWorkflow, [unknown]>(WORKFLOW_TYPE, {
         workflowId,
         taskQueue: this.taskQueue,
         args: [startArg],
@@ -221,7 +221,7 @@ export class SessionClient {
     const start = options.start ?? {};
     const startArg = this.startArg(sessionId, start);
     const workflowId = workflowIdFor(sessionId);
-    const startWorkflowOperation = new WithStartWorkflowOperation<typeof session>(WORKFLOW_TYPE, {
+    const startWorkflowOperation = new WithStartWorkflowOperation<SessionWorkflow>(WORKFLOW_TYPE, {
       workflowId,
       taskQueue: this.taskQueue,
       args: [startArg],
@@ -376,12 +376,12 @@ export class SessionClient {
 
   // ---- plumbing ---------------------------------------------------------------------------------
 
-  private handle(sessionId: string): WorkflowHandle<typeof session> {
+  private handle(sessionId: string): WorkflowHandle<SessionWorkflow> {
     parse(SessionId, sessionId, 'sessionId', 'sessionId');
-    return this.client.workflow.getHandle<typeof session>(workflowIdFor(sessionId));
+    return this.client.workflow.getHandle<SessionWorkflow>(workflowIdFor(sessionId));
   }
 
-  private query<T>(sessionId: string, fn: (h: WorkflowHandle<typeof session>) => Promise<T>): Promise<T> {
+  private query<T>(sessionId: string, fn: (h: WorkflowHandle<SessionWorkflow>) => Promise<T>): Promise<T> {
     const handle = this.handle(sessionId);
     // A query waits for a worker to answer; without a deadline a stopped worker would hang the caller.
     const deadline = Date.now() + this.queryTimeoutMs;

@@ -6,29 +6,32 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
-import { SelectionSchema, type Candidates, type PartialSelection } from './capabilities.js';
-import type { RelevanceScores } from './decide.js';
-import type { HandOverReason, MessageInput, ResourceRef, Settings } from './schemas.js';
+import type { HandOverReason, MessageInput, ResourceRef, Settings } from './messages.js';
+import type { RelevanceRequest, RelevanceScores } from './relevance.js';
+import { Cap, type Decision } from './state.js';
 import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
 
-export {
-  BUILTIN_TOOLS,
-  ResolvedToolCall,
-  TOOL_OUTPUT_BYTES,
-  ToolCallRef,
-  ToolCallStatus,
-  ToolExchange,
-  TranscriptItem,
-} from './transcript.js';
-import type { Cap, Decision } from './state.js';
+export const Candidate = Cap.extend({ score: z.number() });
+export type Candidate = z.infer<typeof Candidate>;
 
-/** The relevance role's answer: two scores in [0, 1]. */
-export const RelevanceOutput = z
-  .object({
-    phaseRelevance: z.number().min(0).max(1),
-    sessionRelevance: z.number().min(0).max(1),
-  })
-  .strip();
+/** Recall's answer: scored candidates per capability kind. */
+export const Candidates = z.object({
+  skills: z.array(Candidate),
+  toolsets: z.array(Candidate),
+  memories: z.array(Candidate),
+});
+export type Candidates = z.infer<typeof Candidates>;
+
+/**
+ * The orchestrator's answer as received. A kind it leaves out (or sends as null) keeps its current capabilities: an
+ * omission is not a selection, and nothing is cleared before a replacement has been selected.
+ */
+export const PartialSelection = z.object({
+  skills: z.array(z.string()).nullish(),
+  toolsets: z.array(z.string()).nullish(),
+  memories: z.array(z.string()).nullish(),
+});
+export type PartialSelection = z.infer<typeof PartialSelection>;
 
 /** The extraction role's answer: retrieval terms, trimmed and de-duplicated. */
 export const ExtractionOutput = z.object({
@@ -42,20 +45,13 @@ export const ExtractionOutput = z.object({
  * The orchestrator's answer: ids per kind; a kind left out keeps its current capabilities. An answer
  * with no kind at all is not a selection but a malformed answer: it must fall back visibly.
  */
-export const OrchestrationOutput = SelectionSchema.refine(
+export const OrchestrationOutput = PartialSelection.refine(
   (s) => s.skills != null || s.toolsets != null || s.memories != null,
   'expected at least one of skills, toolsets, memories',
 );
 
 /** The compaction role's answer. */
 export const CompactionOutput = z.object({ summary: z.string().trim().min(1) });
-
-/** What the relevance role may see: the message, its resource refs and the two goals. Nothing else. */
-export interface RelevanceRequest {
-  message: { text: string; resources: ResourceRef[] };
-  phaseGoal: string;
-  sessionGoal: string;
-}
 
 /** The task after alignment: the goals it now serves and the input that led there. */
 export interface AlignedTask {

@@ -4,13 +4,26 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { CONTROL_SIGNALS, type ControlKind } from './control-signals.js';
-import type { SubmitResult } from './schemas.js';
-import type { TurnResult } from './turn-control.js';
-import type { Capabilities, DecisionRecord, Goal, SessionView } from './view.js';
-import type { BoundInput, OutOfScopeRequest } from './state.js';
+import type { SessionStart, SubmitResult } from './messages.js';
+import type { GoalsResult, LimitArgument, SessionView, TurnResult } from './queries.js';
+import type { BoundInput, Capabilities, DecisionRecord, OutOfScopeRequest, SessionState } from './state.js';
 
 export const WORKFLOW_TYPE = 'session';
 export const DEFAULT_TASK_QUEUE = 'sessions';
+
+/** The workflow argument: the public start argument, plus state carried across continue-as-new. */
+export type SessionInput = SessionStart & { carried?: unknown };
+
+/** What a Session returns when it closes. */
+export interface SessionResult {
+  sessionId: string;
+  status: SessionState['status'];
+  lastSeq: number;
+  runs: number;
+}
+
+/** The signature of workflow type `session`, for typed client handles (clients never import workflows/). */
+export type SessionWorkflow = (input: SessionInput) => Promise<SessionResult>;
 
 /** The only task input. Payload: MessageInput. Invalid payloads are recorded as rejections. */
 export const messageSignal = defineSignal<[unknown]>('message');
@@ -35,11 +48,11 @@ export const CONTROL_SIGNAL_DEFINITIONS = {
   command: commandSignal,
 } as const satisfies Record<ControlKind, unknown>;
 
-export const goalsQuery = defineQuery<{ session: Goal | null; phase: Goal | null }>('goals');
+export const goalsQuery = defineQuery<GoalsResult>('goals');
 export const capabilitiesQuery = defineQuery<Capabilities>('capabilities');
-export const decisionsQuery = defineQuery<DecisionRecord[], [{ limit?: number }?]>('decisions');
+export const decisionsQuery = defineQuery<DecisionRecord[], [LimitArgument?]>('decisions');
 export const snapshotQuery = defineQuery<SessionView>('snapshot');
-export const historyQuery = defineQuery<BoundInput[], [{ limit?: number }?]>('history');
+export const historyQuery = defineQuery<BoundInput[], [LimitArgument?]>('history');
 export const outOfScopeQuery = defineQuery<OutOfScopeRequest[]>('outOfScope');
 
 /** Shown by the Temporal Web UI next to each handler, so its forms explain themselves. */

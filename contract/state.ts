@@ -5,7 +5,7 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
-import { HandOverReason, ResourceRef, Sender, Settings } from './schemas.js';
+import { HandOverReason, ResourceRef, Sender, Settings } from './messages.js';
 import { ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
 
 /** Version of the carried state; older versions are migrated on entry (intake.ts restoreState). */

@@ -5,7 +5,7 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
-import { ResourceRef } from './schemas.js';
+import { ResourceRef } from './messages.js';
 
 /** Longest tool output kept in the transcript, in UTF-8 bytes; longer output is clipped and marked. */
 export const TOOL_OUTPUT_BYTES = 8 * 1024;

@@ -20,10 +20,9 @@ import type {
   ExtractRequest,
   ExtractResult,
   OrchestrateRequest,
-  RelevanceRequest,
-} from '../workflows/activity-contract.js';
-import type { PartialSelection } from '../workflows/capabilities.js';
-import type { RelevanceScores } from '../workflows/decide.js';
+  PartialSelection,
+} from '../contract/activity-contract.js';
+import type { RelevanceRequest, RelevanceScores } from '../contract/relevance.js';
 
 export interface LocalModelsOptions {
   /** Most retrieval terms per task. */

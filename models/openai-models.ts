@@ -15,12 +15,10 @@ import {
   relevancePrompt,
   type ChatPrompt,
 } from './prompts.js';
+import { CompactionOutput, ExtractionOutput, OrchestrationOutput } from '../contract/activity-contract.js';
+import { RelevanceScores } from '../contract/relevance.js';
 import {
-  CompactionOutput,
-  ExtractionOutput,
-  OrchestrationOutput,
   ROLES,
-  RelevanceOutput,
   type AgentModelStep,
   type AgentStepPrompt,
   type CallOptions,
@@ -88,7 +86,7 @@ export class OpenAIModels implements RoleModels {
   }
 
   relevance(request: Parameters<RoleModels['relevance']>[0], call: CallOptions) {
-    return this.json('relevance', relevancePrompt(request), RelevanceOutput, call);
+    return this.json('relevance', relevancePrompt(request), RelevanceScores, call);
   }
 
   extract(request: Parameters<RoleModels['extract']>[0], call: CallOptions) {

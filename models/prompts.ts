@@ -3,12 +3,8 @@
  * JSON is the user message so that what reached the model is exactly what the role was given.
  */
 import type { AgentPrompt } from './roles.js';
-import type {
-  CompactRequest,
-  ExtractRequest,
-  OrchestrateRequest,
-  RelevanceRequest,
-} from '../workflows/activity-contract.js';
+import type { CompactRequest, ExtractRequest, OrchestrateRequest } from '../contract/activity-contract.js';
+import type { RelevanceRequest } from '../contract/relevance.js';
 
 export interface ChatPrompt {
   system: string;

@@ -2,29 +2,21 @@
  * The narrow interface between activities and whatever model serves each role, and the output
  * contract of every role. Providers (OpenAI-compatible HTTP, local) implement RoleModels.
  */
-import type { PartialSelection } from '../workflows/capabilities.js';
-import type { RelevanceScores } from '../workflows/decide.js';
-import type { ResourceRef } from '../workflows/schemas.js';
-import type { Decision } from '../workflows/state.js';
-import {
-  CompactionOutput,
-  ExtractionOutput,
-  OrchestrationOutput,
-  RelevanceOutput,
-  type CompactRequest,
-  type CompactResult,
-  type ExtractRequest,
-  type ExtractResult,
-  type OrchestrateRequest,
-  type RelevanceRequest,
-  type ResolvedToolCall,
-  type TranscriptItem,
-} from '../workflows/activity-contract.js';
+import type {
+  PartialSelection,
+  CompactRequest,
+  CompactResult,
+  ExtractRequest,
+  ExtractResult,
+  OrchestrateRequest,
+} from '../contract/activity-contract.js';
+import type { ResourceRef } from '../contract/messages.js';
+import type { Decision } from '../contract/state.js';
+import type { RelevanceRequest, RelevanceScores } from '../contract/relevance.js';
+import type { ResolvedToolCall, TranscriptItem } from '../contract/transcript.js';
 
 export const ROLES = ['relevance', 'extraction', 'orchestration', 'compaction', 'agent'] as const;
 export type Role = (typeof ROLES)[number];
-
-export { CompactionOutput, ExtractionOutput, OrchestrationOutput, RelevanceOutput };
 
 /** Per-call limits handed down from the activity context. */
 export interface CallOptions {

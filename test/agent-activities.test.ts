@@ -22,12 +22,12 @@ import { LocalModels } from '../models/local-models.js';
 import { FailureType } from '../models/model-errors.js';
 import { OpenAIModels } from '../models/openai-models.js';
 import {
-  TOOL_OUTPUT_BYTES,
   type AgentStepRequest,
   type AgentStepResult,
   type RunToolRequest,
   type RunToolResult,
-} from '../workflows/activity-contract.js';
+} from '../contract/activity-contract.js';
+import { TOOL_OUTPUT_BYTES } from '../contract/transcript.js';
 import { faults, ScriptedModelServer } from './support/model-server.js';
 
 const FIXTURE = resolve('test/support/mcp-fixture-server.ts');

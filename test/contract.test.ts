@@ -23,7 +23,7 @@ import {
 } from '../cli/contract-examples.js';
 import { SPECS, definedMessages, schemaFileOf } from '../cli/contract-schemas.js';
 import { SessionClient, workflowIdFor } from '../client/index.js';
-import { SessionView } from '../workflows/view.js';
+import { SessionView } from '../contract/queries.js';
 import { type DevServer } from '../dev/dev-server.js';
 import { MODEL, scriptedModels, uniqueId, userJson } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';

@@ -6,7 +6,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailureType, parseModelJson, retryAfterMs } from '../models/model-errors.js';
 import { OpenAIModels } from '../models/openai-models.js';
-import { OrchestrationOutput, RelevanceOutput } from '../models/roles.js';
+import { OrchestrationOutput } from '../contract/activity-contract.js';
+import { RelevanceScores } from '../contract/relevance.js';
 import { ScriptedModelServer, faults } from './support/model-server.js';
 
 let server: ScriptedModelServer;
@@ -134,7 +135,7 @@ describe('OpenAIModels', () => {
 describe('parseModelJson', () => {
   it('accepts JSON inside a Markdown code fence', () => {
     expect(
-      parseModelJson('```json\n{"phaseRelevance": 0.2, "sessionRelevance": 0.8}\n```', RelevanceOutput, 'relevance'),
+      parseModelJson('```json\n{"phaseRelevance": 0.2, "sessionRelevance": 0.8}\n```', RelevanceScores, 'relevance'),
     ).toEqual({
       phaseRelevance: 0.2,
       sessionRelevance: 0.8,
@@ -143,9 +144,9 @@ describe('parseModelJson', () => {
 
   it('names the offending field of an invalid answer', () => {
     expect(() =>
-      parseModelJson('{"phaseRelevance": 2, "sessionRelevance": 0.5}', RelevanceOutput, 'relevance'),
+      parseModelJson('{"phaseRelevance": 2, "sessionRelevance": 0.5}', RelevanceScores, 'relevance'),
     ).toThrow(/relevance model returned invalid output: phaseRelevance/);
-    expect(() => parseModelJson('', RelevanceOutput, 'relevance')).toThrow(/empty answer/);
+    expect(() => parseModelJson('', RelevanceScores, 'relevance')).toThrow(/empty answer/);
     // An orchestration answer naming no kind is malformed, not "keep everything".
     expect(() => parseModelJson('{"unexpected": true}', OrchestrationOutput, 'orchestration')).toThrow(
       /at least one of skills, toolsets, memories/,

@@ -12,9 +12,9 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SessionDirectory } from '../activities/deps.js';
-import { WORKFLOW_TYPE, submitUpdate } from '../workflows/api.js';
-import { workflowIdFor } from '../workflows/ids.js';
-import type { session } from '../workflows/session.js';
+import { WORKFLOW_TYPE, submitUpdate } from '../contract/api.js';
+import { workflowIdFor } from '../contract/ids.js';
+import type { SessionWorkflow } from '../contract/api.js';
 
 /** A receiver that refused or cannot take a message: retrying will not help. */
 function refused(sessionId: string, err: unknown): ApplicationFailure {
@@ -30,7 +30,7 @@ const isRefusal = (err: unknown) =>
 export function temporalSessionDirectory(client: Client): SessionDirectory {
   return {
     async submitWithStart({ start, taskQueue, message }) {
-      const startWorkflowOperation = new WithStartWorkflowOperation<typeof session>(WORKFLOW_TYPE, {
+      const startWorkflowOperation = new WithStartWorkflowOperation<SessionWorkflow>(WORKFLOW_TYPE, {
         workflowId: workflowIdFor(start.sessionId),
         taskQueue,
         args: [start],

@@ -8,13 +8,13 @@ import type { z } from 'zod';
 import {
   AgentStepResult,
   AgentTurnResult,
+  Candidates,
   RunToolResult,
   CompactionOutput,
   CreateSubResult,
   HandOverResult,
   ExtractionOutput,
   OrchestrationOutput,
-  RelevanceOutput,
   type AgentActivities,
   type AgentStepRequest,
   type AgentTurnRequest,
@@ -25,13 +25,12 @@ import {
   type ExtractRequest,
   type OrchestrateRequest,
   type RecallRequest,
-  type RelevanceRequest,
   type SessionActivities,
-} from './activity-contract.js';
-import { CandidatesSchema } from './capabilities.js';
-import type { Settings } from './schemas.js';
-import { STAGE } from './state.js';
-import { describeIssues } from './text.js';
+} from '../contract/activity-contract.js';
+import { RelevanceScores, type RelevanceRequest } from '../contract/relevance.js';
+import type { Settings } from '../contract/messages.js';
+import { STAGE } from '../contract/state.js';
+import { describeIssues } from '../contract/text.js';
 
 /** Model failures that no retry can fix: the input degrades at once. */
 const NON_RETRYABLE = [
@@ -122,15 +121,14 @@ export function makeActivities(settings: Settings) {
   const agentTurn = helper(STAGE.agent, settings.agentTimeoutMs).agentTurn;
   const routeRelevance = helper(STAGE.route).relevance;
   return {
-    relevance: async (request: RelevanceRequest) => checked(RelevanceOutput, await relevance(request)),
+    relevance: async (request: RelevanceRequest) => checked(RelevanceScores, await relevance(request)),
     extractTerms: async (request: ExtractRequest) => checked(ExtractionOutput, await extractTerms(request)),
-    recall: async (request: RecallRequest) =>
-      checked(CandidatesSchema, await recall.recall(request), 'InvalidRecallResult'),
+    recall: async (request: RecallRequest) => checked(Candidates, await recall.recall(request), 'InvalidRecallResult'),
     orchestrate: async (request: OrchestrateRequest) =>
       checked(OrchestrationOutput, await orchestrate(request), 'ModelInvalidOutput'),
     compact: async (request: CompactRequest) => checked(CompactionOutput, await compact(request)),
     agentTurn: async (request: AgentTurnRequest) => checked(AgentTurnResult, await agentTurn(request)),
-    routeRelevance: async (request: RelevanceRequest) => checked(RelevanceOutput, await routeRelevance(request)),
+    routeRelevance: async (request: RelevanceRequest) => checked(RelevanceScores, await routeRelevance(request)),
     createSubSession: async (request: CreateSubRequest) =>
       checked(CreateSubResult, await directory.createSubSession(request)),
     handOver: async (request: HandOverRequest) => checked(HandOverResult, await directory.handOver(request)),

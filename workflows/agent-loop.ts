@@ -6,15 +6,15 @@
  * server restarts and continue-as-new; a restart never runs a tool without its approval.
  */
 import { condition, isCancellation } from '@temporalio/workflow';
-import type { AgentStepRequest } from './activity-contract.js';
-import { enforceBudget } from './budget.js';
+import type { AgentStepRequest } from '../contract/activity-contract.js';
+import { enforceBudget } from '../contract/budget.js';
 import { recordApprovalRequested, recordDecision, recordDegraded } from './metrics.js';
 import { contextWindow } from './context-window.js';
 import type { SessionContext } from './session-context.js';
 import { describeFailure } from './stage-runner.js';
-import { LIMITS, STAGE, keepLast, type ActiveTurn, type BoundInput, type TurnOutcome } from './state.js';
+import { LIMITS, STAGE, keepLast, type ActiveTurn, type BoundInput, type TurnOutcome } from '../contract/state.js';
 import { clipReason, finishCall, interruptCalls, nextAction, sealStep, startStep } from './tool-calls.js';
-import type { PendingCall } from './state.js';
+import type { PendingCall } from '../contract/state.js';
 
 /** How a turn left off: finished (its record is in `decisions`), or parked to continue as new. */
 export type TurnExit = 'finished' | 'parked';

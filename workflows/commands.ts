@@ -2,12 +2,12 @@
  * Non-task inputs: approval decisions, tool results, system notifications and deterministic
  * commands. They have their own paths, never reach the relevance role and never become task inputs.
  */
-import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from './control-signals.js';
-import type { CommandInput } from './schemas.js';
-import { BUDGET } from './budget.js';
+import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../contract/control-signals.js';
+import type { CommandInput } from '../contract/messages.js';
+import { BUDGET } from '../contract/budget.js';
 import { recordRejection } from './intake.js';
-import { clipBytes, describeIssues } from './text.js';
-import { LIMITS, keepLast, type ControlEvent, type Goal, type SessionState } from './state.js';
+import { clipBytes, describeIssues } from '../contract/text.js';
+import { LIMITS, keepLast, type ControlEvent, type Goal, type SessionState } from '../contract/state.js';
 
 export type { ControlKind };
 

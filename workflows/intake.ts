@@ -9,8 +9,8 @@
  * not grow with the queue. Every change to `queue` and `recent` goes through this module, which keeps
  * the index in step.
  */
-import { BUDGET } from './budget.js';
-import { MessageInput, SessionId, Settings, type SessionStart } from './schemas.js';
+import { BUDGET } from '../contract/budget.js';
+import { MessageInput, SessionId, Settings, type SessionStart } from '../contract/messages.js';
 import {
   LIMITS,
   SCHEMA_VERSION,
@@ -20,8 +20,8 @@ import {
   type Goal,
   type PendingInput,
   type Rejection,
-} from './state.js';
-import { clipBytes, describeIssues, jsonBytes, utf8Length } from './text.js';
+} from '../contract/state.js';
+import { clipBytes, describeIssues, jsonBytes, utf8Length } from '../contract/text.js';
 
 /** Why an input was refused; counted per cause in `counts.rejectedBy`. */
 export type RejectionCause = 'invalid' | 'queue-full' | 'closed' | 'unknown-id';

@@ -26,34 +26,27 @@ import {
   resultUpdate,
   snapshotQuery,
   submitUpdate,
-} from './api.js';
+  type SessionInput,
+  type SessionResult,
+} from '../contract/api.js';
 import { makeActivities } from './activity-proxies.js';
 import { capCarriedState } from './carried.js';
-import { CONTROL_KINDS, type ControlKind } from './control-signals.js';
-import { applyControl } from './control.js';
-import { workflowIdFor } from './ids.js';
+import { CONTROL_KINDS, type ControlKind } from '../contract/control-signals.js';
+import { applyControl } from './commands.js';
+import { workflowIdFor } from '../contract/ids.js';
 import { bindNext, initialState, intake, refusal, restoreState } from './intake.js';
 import { canIdleClose, closeIdle, idleTimeoutOf } from './lifecycle.js';
 import { makeLookahead } from './lookahead.js';
-import { SessionStart } from './schemas.js';
+import { SessionStart } from '../contract/messages.js';
 import type { SessionContext } from './session-context.js';
-import { STAGE, type SessionStage, type SessionState } from './state.js';
-import { describeIssues } from './text.js';
-import { runAgentTurn } from './agent-turn.js';
-import { ResultRequest, applyToTurn, awaitResult } from './turn-control.js';
-import { processInput } from './turn.js';
+import { STAGE, type SessionStage, type SessionState } from '../contract/state.js';
+import { describeIssues } from '../contract/text.js';
+import { runAgentTurn } from './agent-loop.js';
+import { applyToTurn, awaitResult } from './approvals.js';
+import { ResultRequest } from '../contract/queries.js';
+import { processInput } from './process-input.js';
 import { buildView, renderDetails } from './view.js';
 import { makeSearchAttributePublisher } from './visibility.js';
-
-/** The workflow argument: the public start argument, plus state carried across continue-as-new. */
-export type SessionInput = SessionStart & { carried?: unknown };
-
-export interface SessionResult {
-  sessionId: string;
-  status: SessionState['status'];
-  lastSeq: number;
-  runs: number;
-}
 
 /** Workflow type `session`. */
 export async function session(input: SessionInput): Promise<SessionResult> {

@@ -6,11 +6,11 @@
  *
  * Pure module: safe to import from workflow code.
  */
-import { BUDGET } from './budget.js';
-import type { ApprovalInput, ToolResultInput } from './schemas.js';
-import type { ActiveTurn, AgentToolCall, PendingCall, SessionState } from './state.js';
-import { clipBytes, jsonBytes } from './text.js';
-import { TOOL_OUTPUT_BYTES, type ResolvedToolCall, type ToolCallStatus } from './transcript.js';
+import { BUDGET } from '../contract/budget.js';
+import type { ApprovalInput, ToolResultInput } from '../contract/messages.js';
+import type { ActiveTurn, AgentToolCall, PendingCall, SessionState } from '../contract/state.js';
+import { clipBytes, jsonBytes } from '../contract/text.js';
+import { TOOL_OUTPUT_BYTES, type ResolvedToolCall, type ToolCallStatus } from '../contract/transcript.js';
 
 /** Arguments and results as the decision record shows them. */
 const RECORD_FIELD_BYTES = 1024;

@@ -5,8 +5,8 @@
  * the first and last 1,000 inputs, so growth shows up as a trend, never as a flaky assert.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { messageSignal, snapshotQuery } from '../../workflows/api.js';
-import type { DecisionRecord } from '../../workflows/state.js';
+import { messageSignal, snapshotQuery } from '../../contract/api.js';
+import type { DecisionRecord } from '../../contract/state.js';
 import { message, scriptedModels, startSession, startWorker, type TestWorker } from '../support/harness.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { DecisionLog, auditInputs, carriedBytes, runHistories, until, workflowTaskFailures } from './audit.js';

@@ -6,8 +6,8 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { decisionsQuery, messageSignal } from '../../workflows/api.js';
-import type { DecisionRecord } from '../../workflows/state.js';
+import { decisionsQuery, messageSignal } from '../../contract/api.js';
+import type { DecisionRecord } from '../../contract/state.js';
 import { OpenAIModels } from '../../models/openai-models.js';
 import type { Role, RoleModels } from '../../models/roles.js';
 import { MODEL, message, startSession, startWorker, userJson, type TestWorker } from '../support/harness.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BUDGET, enforceBudget, trimToBytes } from '../../workflows/budget.js';
-import { clipBytes, jsonBytes, utf8Length } from '../../workflows/text.js';
+import { BUDGET, enforceBudget, trimToBytes } from '../../contract/budget.js';
+import { clipBytes, jsonBytes, utf8Length } from '../../contract/text.js';
 import { bindNext, initialState, intake } from '../../workflows/intake.js';
 
 describe('utf8Length and clipBytes', () => {

@@ -5,9 +5,10 @@ import { orchestrateLocally } from '../../models/local/orchestrate.js';
 import { RELATED_COSINE, judgeByRules, scoreRelevance } from '../../models/local/relevance.js';
 import { wordCosine } from '../../models/local/vectors.js';
 import { analyse, contentTerms, sentences } from '../../models/local/text.js';
-import type { AlignedTask, OrchestrateRequest } from '../../workflows/activity-contract.js';
-import { decide, type Band } from '../../workflows/decide.js';
-import type { Decision } from '../../workflows/state.js';
+import type { AlignedTask, OrchestrateRequest } from '../../contract/activity-contract.js';
+import type { Band } from '../../contract/relevance.js';
+import { decide } from '../../workflows/decide.js';
+import type { Decision } from '../../contract/state.js';
 
 const thresholds = { high: 0.65, low: 0.35 };
 const call = { timeoutMs: 1_000 };
