@@ -2,6 +2,7 @@
  * The Session's activities, built by a factory over their dependencies so tests pass real objects
  * (a model client pointed at a local server, a real catalog) instead of module mocks.
  */
+import { FAILURE } from '../contract/failures.js';
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
@@ -41,7 +42,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
     if (!deps.sessions) {
       throw ApplicationFailure.nonRetryable(
         'this worker cannot reach sessions (no session directory)',
-        'NotConfigured',
+        FAILURE.NotConfigured,
       );
     }
     return deps.sessions;
@@ -55,7 +56,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
       if (!parsed.success) {
         throw ApplicationFailure.nonRetryable(
           `relevance request refused: ${describeIssues(parsed.error)}`,
-          'InvalidRequest',
+          FAILURE.InvalidRequest,
         );
       }
       return asModelCall('relevance', () => models.relevance(parsed.data, callOptions()));

@@ -2,6 +2,7 @@
  * Typed errors of the Session client, each with the CLI exit code a script can rely on. Errors from
  * @temporalio/client are translated here, so callers never have to know gRPC status codes.
  */
+import { FAILURE } from '../contract/failures.js';
 import {
   NamespaceNotFoundError,
   ServiceError,
@@ -154,7 +155,7 @@ export function translateError(err: unknown, ctx: CallContext): unknown {
   }
   if (err instanceof WorkflowUpdateFailedError) {
     const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === 'InvalidMessage' && ctx.sessionId !== undefined) {
+    if (cause instanceof ApplicationFailure && cause.type === FAILURE.InvalidMessage && ctx.sessionId !== undefined) {
       return new InputRefusedError(ctx.sessionId, cause.message);
     }
     return err;

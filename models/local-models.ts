@@ -6,8 +6,8 @@
  * extraction by keyword extraction, orchestration by a score floor over the recall candidates,
  * compaction by an extractive summary. It has no agent model, so it never writes a reply.
  */
+import { FAILURE } from '../contract/failures.js';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from './model-errors.js';
 import { extractKeywords } from './local/keywords.js';
 import { DEFAULT_ORCHESTRATION, orchestrateLocally, type OrchestrationOptions } from './local/orchestrate.js';
 import { scoreRelevance } from './local/relevance.js';
@@ -88,7 +88,7 @@ export class LocalModels implements RoleModels {
         // Nothing but acknowledgements: keep the phase uncompacted rather than invent a summary.
         throw ApplicationFailure.nonRetryable(
           'compaction: the phase has no content to summarise',
-          FailureType.InvalidOutput,
+          FAILURE.ModelInvalidOutput,
         );
       }
       return { summary };

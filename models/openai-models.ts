@@ -2,10 +2,11 @@
  * RoleModels over any OpenAI-compatible `/chat/completions` endpoint (OpenAI, DeepSeek, vLLM,
  * Ollama, ...). Temporal owns retries, so the client never retries on its own.
  */
+import { FAILURE } from '../contract/failures.js';
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { FailureType, parseModelJson, toModelFailure } from './model-errors.js';
+import { parseModelJson, toModelFailure } from './model-errors.js';
 import { strictJsonSchema } from './strict-json-schema.js';
 import {
   agentPrompt,
@@ -36,7 +37,7 @@ const NO_AGENT_MODEL = 'no agent model configured (set HARNESS_AGENT_MODEL or HA
  */
 export function agentAnswer(message: OpenAI.ChatCompletionMessage | undefined): AgentModelStep {
   const invalid = (why: string) =>
-    ApplicationFailure.nonRetryable(`agent model returned invalid output: ${why}`, FailureType.InvalidOutput);
+    ApplicationFailure.nonRetryable(`agent model returned invalid output: ${why}`, FAILURE.ModelInvalidOutput);
   const text = message?.content?.trim() ? message.content : null;
   const toolCalls = message?.tool_calls ?? [];
   if (toolCalls.length === 0) {
@@ -106,7 +107,7 @@ export class OpenAIModels implements RoleModels {
     if (!model) return { skipped: NO_AGENT_MODEL };
     const content = await this.complete('agent', model, agentPrompt(prompt), undefined, call);
     if (!content?.trim()) {
-      throw ApplicationFailure.nonRetryable('agent model returned an empty reply', FailureType.InvalidOutput);
+      throw ApplicationFailure.nonRetryable('agent model returned an empty reply', FAILURE.ModelInvalidOutput);
     }
     return { reply: content };
   }
@@ -134,7 +135,7 @@ export class OpenAIModels implements RoleModels {
     if (!model) {
       throw ApplicationFailure.nonRetryable(
         `no model configured for the ${role} role (set HARNESS_${role.toUpperCase()}_MODEL or HARNESS_MODEL)`,
-        FailureType.NotConfigured,
+        FAILURE.ModelNotConfigured,
       );
     }
     const format =

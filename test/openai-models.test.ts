@@ -2,9 +2,10 @@
  * The OpenAI-compatible role models against the scripted server: request shape, JSON modes, output
  * validation and the mapping of every failure to a typed ApplicationFailure.
  */
+import { FAILURE } from '../contract/failures.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FailureType, parseModelJson, retryAfterMs } from '../models/model-errors.js';
+import { parseModelJson, retryAfterMs } from '../models/model-errors.js';
 import { OpenAIModels } from '../models/openai-models.js';
 import { OrchestrationOutput } from '../contract/activity-contract.js';
 import { RelevanceScores } from '../contract/relevance.js';
@@ -95,13 +96,13 @@ describe('OpenAIModels', () => {
   });
 
   it.each([
-    ['HTTP 429 with retry-after', faults.rateLimited(7), FailureType.RateLimited, false, 7_000],
-    ['HTTP 500', faults.serverError(), FailureType.ServerError, false, undefined],
-    ['HTTP 400', faults.badRequest(), FailureType.RequestRejected, true, undefined],
-    ['a hang-up', { hangUp: true } as const, FailureType.Unavailable, false, undefined],
-    ['a reply slower than the timeout', faults.slow(3_000, { json: {} }), FailureType.Timeout, false, undefined],
-    ['malformed JSON', faults.malformed(), FailureType.InvalidOutput, true, undefined],
-    ['the wrong shape', faults.wrongShape(), FailureType.InvalidOutput, true, undefined],
+    ['HTTP 429 with retry-after', faults.rateLimited(7), FAILURE.ModelRateLimited, false, 7_000],
+    ['HTTP 500', faults.serverError(), FAILURE.ModelServerError, false, undefined],
+    ['HTTP 400', faults.badRequest(), FAILURE.ModelRequestRejected, true, undefined],
+    ['a hang-up', { hangUp: true } as const, FAILURE.ModelUnavailable, false, undefined],
+    ['a reply slower than the timeout', faults.slow(3_000, { json: {} }), FAILURE.ModelTimeout, false, undefined],
+    ['malformed JSON', faults.malformed(), FAILURE.ModelInvalidOutput, true, undefined],
+    ['the wrong shape', faults.wrongShape(), FAILURE.ModelInvalidOutput, true, undefined],
   ])('maps %s to its failure type', async (_label, reply, type, nonRetryable, delay) => {
     server.enqueue('judge', reply);
     const error = await failure(models().relevance(request, call));
@@ -114,7 +115,7 @@ describe('OpenAIModels', () => {
     const error = await failure(
       models('json_object', { relevance: 'judge' }).compact({ phaseGoal: 'x', inputs: [] }, call),
     );
-    expect(error.type).toBe(FailureType.NotConfigured);
+    expect(error.type).toBe(FAILURE.ModelNotConfigured);
     expect(error.message).toContain('HARNESS_COMPACTION_MODEL');
     const agent = await models().agent(
       {

@@ -3,6 +3,7 @@
  * the `submit` update, so the receiver's answer comes back: a refused hand-over (queue full, closed
  * Session, invalid message) is an error the sending Session records, never a silent drop.
  */
+import { FAILURE } from '../contract/failures.js';
 import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
@@ -19,7 +20,7 @@ import type { SessionWorkflow } from '../contract/api.js';
 /** A receiver that refused or cannot take a message: retrying will not help. */
 function refused(sessionId: string, err: unknown): ApplicationFailure {
   const why = err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? err.message) : (err as Error).message;
-  return ApplicationFailure.nonRetryable(`session ${sessionId} refused the message: ${why}`, 'HandOverRefused');
+  return ApplicationFailure.nonRetryable(`session ${sessionId} refused the message: ${why}`, FAILURE.HandOverRefused);
 }
 
 const isRefusal = (err: unknown) =>

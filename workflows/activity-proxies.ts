@@ -3,6 +3,7 @@
  * every result checked against the contract's schema before the workflow uses it, so a worker
  * running other code on the same task queue cannot fail a workflow task with a malformed answer.
  */
+import { FAILURE, type FailureType } from '../contract/failures.js';
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { z } from 'zod';
 import {
@@ -34,18 +35,22 @@ import { describeIssues } from '../contract/text.js';
 
 /** Model failures that no retry can fix: the input degrades at once. */
 const NON_RETRYABLE = [
-  'ModelInvalidOutput',
-  'ModelRequestRejected',
-  'ModelNotConfigured',
-  'InvalidRequest',
-  'HandOverRefused',
+  FAILURE.ModelInvalidOutput,
+  FAILURE.ModelRequestRejected,
+  FAILURE.ModelNotConfigured,
+  FAILURE.InvalidRequest,
+  FAILURE.HandOverRefused,
 ];
 
 /**
  * Parses an activity result; a mismatch is a non-retryable failure of type `type`, which the stage
  * runner records as a fallback.
  */
-export function checked<S extends z.ZodType>(schema: S, value: unknown, type = 'InvalidActivityResult'): z.output<S> {
+export function checked<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  type: FailureType = FAILURE.InvalidActivityResult,
+): z.output<S> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     throw ApplicationFailure.nonRetryable(`unexpected activity result: ${describeIssues(parsed.error)}`, type);
@@ -91,7 +96,7 @@ export function makeActivities(settings: Settings) {
       maximumAttempts: 5,
       initialInterval: '500ms',
       maximumInterval: '5s',
-      nonRetryableErrorTypes: ['HandOverRefused', 'NotConfigured'],
+      nonRetryableErrorTypes: [FAILURE.HandOverRefused, FAILURE.NotConfigured],
     },
     summary: 'Creating a sub-session',
   });
@@ -111,7 +116,7 @@ export function makeActivities(settings: Settings) {
     startToCloseTimeout: settings.toolTimeoutMs,
     heartbeatTimeout: '30s',
     // A tool call has side effects: one retry after a lost worker, none after the tool itself failed.
-    retry: { maximumAttempts: 2, initialInterval: '1s', nonRetryableErrorTypes: ['ToolFailed', 'InvalidRequest'] },
+    retry: { maximumAttempts: 2, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE.InvalidRequest] },
     summary: 'Running a tool',
   });
   const relevance = helper(STAGE.understand).relevance;
@@ -123,9 +128,10 @@ export function makeActivities(settings: Settings) {
   return {
     relevance: async (request: RelevanceRequest) => checked(RelevanceScores, await relevance(request)),
     extractTerms: async (request: ExtractRequest) => checked(ExtractionOutput, await extractTerms(request)),
-    recall: async (request: RecallRequest) => checked(Candidates, await recall.recall(request), 'InvalidRecallResult'),
+    recall: async (request: RecallRequest) =>
+      checked(Candidates, await recall.recall(request), FAILURE.InvalidRecallResult),
     orchestrate: async (request: OrchestrateRequest) =>
-      checked(OrchestrationOutput, await orchestrate(request), 'ModelInvalidOutput'),
+      checked(OrchestrationOutput, await orchestrate(request), FAILURE.ModelInvalidOutput),
     compact: async (request: CompactRequest) => checked(CompactionOutput, await compact(request)),
     agentTurn: async (request: AgentTurnRequest) => checked(AgentTurnResult, await agentTurn(request)),
     routeRelevance: async (request: RelevanceRequest) => checked(RelevanceScores, await routeRelevance(request)),

@@ -3,6 +3,7 @@
  * handlers, the main loop and continue-as-new; each input's processing is in turn.ts, routing in
  * routing.ts, and every decision and state transition in pure modules.
  */
+import { FAILURE } from '../contract/failures.js';
 import {
   ApplicationFailure,
   CancellationScope,
@@ -83,14 +84,14 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       const result = intake(state, raw, 'update', Date.now());
       if (result.kind === 'accepted') lastActivity = Date.now();
       show();
-      if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, 'InvalidMessage');
+      if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, FAILURE.InvalidMessage);
       return { seq: result.seq, duplicate: result.kind === 'duplicate' };
     },
     {
       description: DESCRIPTIONS.submit,
       validator: (raw) => {
         const reason = refusal(state, raw);
-        if (reason !== null) throw ApplicationFailure.nonRetryable(reason, 'InvalidMessage');
+        if (reason !== null) throw ApplicationFailure.nonRetryable(reason, FAILURE.InvalidMessage);
       },
     },
   );
@@ -137,7 +138,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     description: DESCRIPTIONS.result,
     validator: (request) => {
       const parsed = ResultRequest.safeParse(request);
-      if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(parsed.error), 'InvalidRequest');
+      if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(parsed.error), FAILURE.InvalidRequest);
     },
   });
 
@@ -209,7 +210,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
 /** Parses the workflow argument. Bad start input fails the workflow with a clear, non-retryable error. */
 function enter(input: SessionInput): SessionState {
   if (!input || typeof input !== 'object') {
-    throw ApplicationFailure.nonRetryable('start argument must be an object', 'InvalidStartArgument');
+    throw ApplicationFailure.nonRetryable('start argument must be an object', FAILURE.InvalidStartArgument);
   }
   const { carried, ...start } = input;
   if (carried !== undefined) {
@@ -227,14 +228,14 @@ function enter(input: SessionInput): SessionState {
   if (!parsed.success) {
     throw ApplicationFailure.nonRetryable(
       `invalid start argument: ${describeIssues(parsed.error)}`,
-      'InvalidStartArgument',
+      FAILURE.InvalidStartArgument,
     );
   }
   const expectedId = workflowIdFor(parsed.data.sessionId);
   if (workflowInfo().workflowId !== expectedId) {
     throw ApplicationFailure.nonRetryable(
       `workflow id must be ${expectedId} for sessionId ${parsed.data.sessionId}`,
-      'InvalidStartArgument',
+      FAILURE.InvalidStartArgument,
     );
   }
   return initialState(parsed.data);
