@@ -83,39 +83,6 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
       return asModelCall('compaction', () => models.compact(request, callOptions()));
     },
 
-    async agentTurn(request) {
-      const skills = request.skills.flatMap((id) => {
-        const skill = catalog.skill(id);
-        return skill ? [{ id, name: skill.name, instructions: skill.instructions() }] : [];
-      });
-      const tools = request.toolsets.flatMap((id) => {
-        const toolset = catalog.toolset(id);
-        return (toolset?.tools ?? []).map((t) => ({
-          toolset: id,
-          name: t.name,
-          description: t.description,
-          requiresApproval: t.requiresApproval,
-        }));
-      });
-      // With HARNESS_MEMORY_URL every worker reads the same store, so any worker can resolve the ids.
-      const texts = await Promise.all(request.memories.map(async (id) => ({ id, text: await memories?.text(id) })));
-      const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
-      return asModelCall('agent', () =>
-        models.agent(
-          {
-            sessionId: request.sessionId,
-            goals: request.goals,
-            decision: request.decision,
-            message: request.message,
-            skills,
-            tools,
-            memories: recalled,
-          },
-          callOptions(),
-        ),
-      );
-    },
-
     async createSubSession(request) {
       const sessions = directory();
       const sessionId = subSessionId(request.parentSessionId, request.requestKey ?? request.message.messageId);

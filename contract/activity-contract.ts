@@ -89,18 +89,6 @@ export interface CompactRequest {
 }
 export type CompactResult = z.infer<typeof CompactionOutput>;
 
-export interface AgentTurnRequest {
-  sessionId: string;
-  goals: { session: string; phase: string };
-  decision: Decision;
-  message: { text: string; resources: ResourceRef[] };
-  skills: string[];
-  toolsets: string[];
-  memories: string[];
-}
-export const AgentTurnResult = z.union([z.object({ reply: z.string() }), z.object({ skipped: z.string() })]);
-export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
-
 // ---- the inner execution loop (agent steps and tool calls) ------------------------------------------
 
 /**
@@ -182,7 +170,6 @@ export interface SessionActivities {
   recall(request: RecallRequest): Promise<Candidates>;
   orchestrate(request: OrchestrateRequest): Promise<PartialSelection>;
   compact(request: CompactRequest): Promise<CompactResult>;
-  agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
   createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;
   handOver(request: HandOverRequest): Promise<HandOverResult>;
 }
@@ -191,4 +178,24 @@ export interface SessionActivities {
 export interface AgentActivities {
   agentStep(request: AgentStepRequest): Promise<AgentStepResult>;
   runTool(request: RunToolRequest): Promise<RunToolResult>;
+}
+
+/**
+ * The business agent's single call, as Sessions made it before the agent loop. No worker runs it any
+ * more; the workflow still schedules it when it replays a history recorded before `patched('agent-loop')`
+ * (docs/patches.md), and replay never runs the activity.
+ */
+export interface AgentTurnRequest {
+  sessionId: string;
+  goals: { session: string; phase: string };
+  decision: Decision;
+  message: { text: string; resources: ResourceRef[] };
+  skills: string[];
+  toolsets: string[];
+  memories: string[];
+}
+export const AgentTurnResult = z.union([z.object({ reply: z.string() }), z.object({ skipped: z.string() })]);
+export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
+export interface RetiredActivities {
+  agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
 }

@@ -13,7 +13,7 @@ import { DEFAULT_ORCHESTRATION, orchestrateLocally, type OrchestrationOptions } 
 import { scoreRelevance } from './local/relevance.js';
 import { MODEL } from './local/relevance-model.js';
 import { DEFAULT_SUMMARY, extractiveSummary, type SummaryOptions } from './local/summary.js';
-import type { AgentModelStep, AgentPrompt, AgentStepPrompt, CallOptions, RoleModels, Role } from './roles.js';
+import type { AgentModelStep, AgentStepPrompt, CallOptions, RoleModels, Role } from './roles.js';
 import type {
   CompactRequest,
   CompactResult,
@@ -93,10 +93,6 @@ export class LocalModels implements RoleModels {
       }
       return { summary };
     });
-  }
-
-  agent(_prompt: AgentPrompt, _call?: CallOptions): Promise<{ skipped: string }> {
-    return Promise.resolve({ skipped: LOCAL_AGENT_SKIPPED });
   }
 
   agentStep(_prompt: AgentStepPrompt, _call?: CallOptions): Promise<AgentModelStep> {

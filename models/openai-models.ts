@@ -9,7 +9,6 @@ import { z } from 'zod';
 import { parseModelJson, toModelFailure } from './model-errors.js';
 import { strictJsonSchema } from './strict-json-schema.js';
 import {
-  agentPrompt,
   compactionPrompt,
   extractionPrompt,
   orchestrationPrompt,
@@ -100,16 +99,6 @@ export class OpenAIModels implements RoleModels {
 
   compact(request: Parameters<RoleModels['compact']>[0], call: CallOptions) {
     return this.json('compaction', compactionPrompt(request), CompactionOutput, call);
-  }
-
-  async agent(prompt: Parameters<RoleModels['agent']>[0], call: CallOptions) {
-    const model = this.config.models.agent;
-    if (!model) return { skipped: NO_AGENT_MODEL };
-    const content = await this.complete('agent', model, agentPrompt(prompt), undefined, call);
-    if (!content?.trim()) {
-      throw ApplicationFailure.nonRetryable('agent model returned an empty reply', FAILURE.ModelInvalidOutput);
-    }
-    return { reply: content };
   }
 
   /** One step with real tool calling: the loaded tools go out as `tools`, the answer is text or `tool_calls`. */

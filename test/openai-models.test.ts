@@ -117,19 +117,21 @@ describe('OpenAIModels', () => {
     );
     expect(error.type).toBe(FAILURE.ModelNotConfigured);
     expect(error.message).toContain('HARNESS_COMPACTION_MODEL');
-    const agent = await models().agent(
+    const agent = await models().agentStep(
       {
         sessionId: 's',
         goals: { session: 'g', phase: 'g' },
         decision: 'continue',
-        message: { text: 'hi', resources: [] },
+        summaries: [],
+        transcript: [{ kind: 'user', seq: 1, text: 'hi', resources: [] }],
         skills: [],
-        tools: [],
         memories: [],
+        tools: [],
+        step: 1,
       },
       call,
     );
-    expect(agent).toEqual({ skipped: expect.stringContaining('no agent model configured') });
+    expect(agent).toEqual({ kind: 'skipped', reason: expect.stringContaining('no agent model configured') });
   });
 });
 

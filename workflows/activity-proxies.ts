@@ -26,6 +26,7 @@ import {
   type ExtractRequest,
   type OrchestrateRequest,
   type RecallRequest,
+  type RetiredActivities,
   type SessionActivities,
 } from '../contract/activity-contract.js';
 import { RelevanceScores, type RelevanceRequest } from '../contract/relevance.js';
@@ -71,8 +72,8 @@ export function makeActivities(settings: Settings) {
   };
   // scheduleToClose bounds the whole call, retries and server-requested delays (retry-after) included,
   // so a rate-limited or dead model degrades an input instead of stalling the Session.
-  const helper = (summary: string, timeoutMs = settings.modelTimeoutMs) =>
-    proxyActivities<SessionActivities>({
+  const helper = <A extends object = SessionActivities>(summary: string, timeoutMs = settings.modelTimeoutMs) =>
+    proxyActivities<A>({
       startToCloseTimeout: timeoutMs,
       scheduleToCloseTimeout: timeoutMs * settings.modelAttempts + 15_000,
       retry,
@@ -123,7 +124,7 @@ export function makeActivities(settings: Settings) {
   const extractTerms = helper(STAGE.extract).extractTerms;
   const orchestrate = helper(STAGE.orchestrate).orchestrate;
   const compact = helper(STAGE.compact).compact;
-  const agentTurn = helper(STAGE.agent, settings.agentTimeoutMs).agentTurn;
+  const agentTurn = helper<RetiredActivities>(STAGE.agent, settings.agentTimeoutMs).agentTurn;
   const routeRelevance = helper(STAGE.route).relevance;
   return {
     relevance: async (request: RelevanceRequest) => checked(RelevanceScores, await relevance(request)),

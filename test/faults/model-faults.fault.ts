@@ -118,7 +118,6 @@ function routedModels(server: ScriptedModelServer, closedPort: number): RoleMode
     extract: (r, c) => pick('extraction', r).extract(r, c),
     orchestrate: (r, c) => pick('orchestration', r).orchestrate(r, c),
     compact: (r, c) => pick('compaction', r).compact(r, c),
-    agent: (p, c) => pick('agent', p).agent(p, c),
     agentStep: (p, c) => pick('agent', p).agentStep(p, c),
     describe: () => good.describe(),
   };

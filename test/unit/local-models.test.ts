@@ -387,19 +387,21 @@ describe('compaction', () => {
 
 describe('the local agent role', () => {
   it('never writes a reply and says how to get one', async () => {
-    const result = await models.agent(
+    const result = await models.agentStep(
       {
         sessionId: 's',
         goals: { session: 'g', phase: 'g' },
         decision: 'continue',
-        message: { text: 'hi', resources: [] },
+        summaries: [],
+        transcript: [{ kind: 'user', seq: 1, text: 'hi', resources: [] }],
         skills: [],
-        tools: [],
         memories: [],
+        tools: [],
+        step: 1,
       },
       call,
     );
-    expect(result).toEqual({ skipped: LOCAL_AGENT_SKIPPED });
+    expect(result).toEqual({ kind: 'skipped', reason: LOCAL_AGENT_SKIPPED });
     expect(LOCAL_AGENT_SKIPPED).toMatch(/OPENAI_API_KEY/);
   });
 
