@@ -11,7 +11,8 @@ import { parseToolArguments, ToolArgumentValidator } from '../capabilities/tool-
 import { nameTools, type ToolOffer } from '../models/agent-request.js';
 import type { AgentModelStep, AgentToolSpec } from '../models/roles.js';
 import { AgentStepResult, type AgentStepRequest } from '../contract/activity-contract.js';
-import { BUILTIN_TOOLS, type ResolvedToolCall } from '../contract/transcript.js';
+import { type ResolvedToolCall } from '../contract/transcript.js';
+import { BUILTIN_TOOLS } from '../contract/builtin-tools.js';
 import { describeIssues } from '../contract/text.js';
 import type { ActivityDeps } from './deps.js';
 import { asModelCall, callOptions } from './model-call.js';

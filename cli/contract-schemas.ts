@@ -14,7 +14,7 @@ import {
   ResourceRef,
   Sender,
   SessionStart,
-  SubmitResult,
+  Recorded,
 } from '../contract/messages.js';
 import {
   AgentOutcome,
@@ -76,7 +76,7 @@ export const SPECS: Spec[] = [
     kind: 'update',
     name: 'submit',
     payload: MessageInput,
-    result: SubmitResult,
+    result: Recorded,
     example: { messageId: 'm-2', text: 'Add a section on custom nodes' },
   },
   { kind: 'update', name: 'result', payload: ResultRequest, result: TurnResult, example: { seq: 2, timeoutMs: 30000 } },

@@ -29,7 +29,7 @@ import { workflowIdFor } from '../contract/ids.js';
 import { MessageInput, SessionId, type ApprovalInput, type ToolResultInput } from '../contract/messages.js';
 import type { SessionWorkflow } from '../contract/api.js';
 import type { BoundInput, OutOfScopeRequest, Capabilities, DecisionRecord, Goal } from '../contract/state.js';
-import type { SessionView } from '../contract/queries.js';
+import { RESULT_WAIT_MAX_MS, type SessionView } from '../contract/queries.js';
 import {
   InvalidInputError,
   SessionClientError,
@@ -247,7 +247,7 @@ export class SessionClient {
    * approval or an external tool result; returns that decision record (its `agent.outcome` says
    * which: `waiting-approval` / `waiting-tool` while it waits), or `null` if the Session no longer
    * keeps it. Push-based: the workflow's `result` update answers as soon as it gets there (each
-   * call waits at most 60 s in the workflow, so continue-as-new is never held up for long).
+   * call waits at most RESULT_WAIT_MAX_MS in the workflow, so continue-as-new is never held up for long).
    */
   async waitForDecision(sessionId: string, seq: number, options: WaitOptions = {}): Promise<DecisionRecord | null> {
     const timeoutMs = options.timeoutMs ?? 120_000;
@@ -256,7 +256,7 @@ export class SessionClient {
     for (;;) {
       if (options.signal?.aborted)
         throw new SessionTimeoutError(`stopped waiting for input #${seq} of session ${sessionId}`);
-      const waitMs = Math.max(0, Math.min(60_000, deadline - Date.now()));
+      const waitMs = Math.max(0, Math.min(RESULT_WAIT_MAX_MS, deadline - Date.now()));
       const result = await this.call({ sessionId, waitingFor: 'a worker answering the result update' }, () =>
         handle.executeUpdate(resultUpdate, { args: [{ seq, timeoutMs: waitMs }] }),
       );

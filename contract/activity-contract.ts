@@ -6,7 +6,7 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
-import type { HandOverReason, MessageInput, ResourceRef, Settings } from './messages.js';
+import { Recorded, type HandOverReason, type MessageInput, type ResourceRef, type Settings } from './messages.js';
 import type { RelevanceRequest, RelevanceScores } from './relevance.js';
 import { Cap, type Decision } from './state.js';
 import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
@@ -160,8 +160,9 @@ export interface HandOverRequest {
   sessionId: string;
   message: MessageInput;
 }
-export const HandOverResult = z.object({ seq: z.number().int(), duplicate: z.boolean() });
-export type HandOverResult = z.infer<typeof HandOverResult>;
+/** The receiving Session's answer to `submit`. */
+export const HandOverResult = Recorded;
+export type HandOverResult = Recorded;
 
 /** Every activity the Session workflow schedules. */
 export interface SessionActivities {

@@ -4,8 +4,14 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { CONTROL_SIGNALS, type ControlKind } from './control-signals.js';
-import type { SessionStart, SubmitResult } from './messages.js';
-import type { GoalsResult, LimitArgument, SessionView, TurnResult } from './queries.js';
+import type { SessionStart, Recorded } from './messages.js';
+import {
+  RESULT_WAIT_MAX_MS,
+  type GoalsResult,
+  type LimitArgument,
+  type SessionView,
+  type TurnResult,
+} from './queries.js';
 import type { BoundInput, Capabilities, DecisionRecord, OutOfScopeRequest, SessionState } from './state.js';
 
 export const WORKFLOW_TYPE = 'session';
@@ -28,9 +34,9 @@ export type SessionWorkflow = (input: SessionInput) => Promise<SessionResult>;
 /** The only task input. Payload: MessageInput. Invalid payloads are recorded as rejections. */
 export const messageSignal = defineSignal<[unknown]>('message');
 /** Same payload as `message`; returns `{ seq, duplicate }` once recorded. Its validator rejects bad input. */
-export const submitUpdate = defineUpdate<SubmitResult, [unknown]>('submit');
+export const submitUpdate = defineUpdate<Recorded, [unknown]>('submit');
 /**
- * Waits (at most 60 s) until the input with this seq has its decision and its agent turn has ended,
+ * Waits (at most RESULT_WAIT_MAX_MS) until the input with this seq has its decision and its agent turn has ended,
  * or the turn waits for an approval or an external tool result; returns the decision record. Payload:
  * ResultRequest `{ seq, timeoutMs? }`.
  */
@@ -65,8 +71,7 @@ export const DESCRIPTIONS = {
   toolResult: CONTROL_SIGNALS.toolResult.description,
   notification: CONTROL_SIGNALS.notification.description,
   command: CONTROL_SIGNALS.command.description,
-  result:
-    'Waits (at most 60 s) for the input {"seq": number, "timeoutMs"?: number} to be decided and its agent turn to end or wait for an approval or a tool result; returns {"seq", "status", "outcome", "record"}.',
+  result: `Waits (at most ${RESULT_WAIT_MAX_MS / 1000} s) for the input {"seq": number, "timeoutMs"?: number} to be decided and its agent turn to end or wait for an approval or a tool result; returns {"seq", "status", "outcome", "record"}.`,
   goals: 'Session-wide and current-phase goals: {"session": Goal|null, "phase": Goal|null}.',
   capabilities: 'Loaded skills, toolsets and memories with id, name and source, and the capability revision.',
   decisions: 'Recent decision records, newest last. Optional argument {"limit": number}.',

@@ -70,7 +70,7 @@ export type SessionView = z.infer<typeof SessionView>;
 export const ResultRequest = z
   .object({
     seq: z.number().int().positive(),
-    /** How long to wait for the turn to end or to wait for someone; at most 60 s. */
+    /** How long to wait for the turn to end or to wait for someone; at most RESULT_WAIT_MAX_MS. */
     timeoutMs: z.number().int().min(0).max(RESULT_WAIT_MAX_MS).default(30_000),
   })
   .strict();

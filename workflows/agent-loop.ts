@@ -6,6 +6,8 @@
  * server restarts and continue-as-new; a restart never runs a tool without its approval.
  */
 import { condition, isCancellation } from '@temporalio/workflow';
+import { CreateSubArgs } from '../contract/builtin-tools.js';
+import { describeIssues } from '../contract/text.js';
 import type { AgentStepRequest } from '../contract/activity-contract.js';
 import { enforceBudget } from '../contract/budget.js';
 import { recordApprovalRequested, recordDecision, recordDegraded } from './metrics.js';
@@ -112,14 +114,20 @@ async function runCall(
   ctx.show(STAGE.agent);
   try {
     if (via === 'session_create_sub') {
-      const args = JSON.parse(call.arguments) as { text: string; resources?: BoundInput['resources'] };
+      // The worker checked the arguments against the derived JSON Schema; this parse only types them.
+      const parsed = CreateSubArgs.safeParse(parseJson(call.arguments));
+      if (!parsed.success) {
+        finishCall(call, 'error', `invalid arguments for ${call.tool}: ${describeIssues(parsed.error)}`);
+        return;
+      }
+      const args = parsed.data;
       const created = await ctx.cancellable(() =>
         ctx.activities.createSubSession({
           parentSessionId: state.sessionId,
           taskQueue: ctx.taskQueue,
           profile: 'sub-session',
           settings: state.settings,
-          message: { messageId: `tool:${call.callId}`, text: args.text, resources: args.resources ?? [] },
+          message: { messageId: `tool:${call.callId}`, text: args.text, resources: args.resources },
           requestKey: `tool:${call.callId}`,
           reason: 'delegated',
         }),
@@ -204,4 +212,13 @@ export function finishRecord(ctx: SessionContext, record: ActiveTurn['record']):
   keepLast(state.decisions, state.settings.keepDecisions);
   state.counts.byDecision[record.decision] = (state.counts.byDecision[record.decision] ?? 0) + 1;
   enforceBudget(state);
+}
+
+/** JSON text as a value; text that is not JSON is returned as is, for the schema to refuse. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
