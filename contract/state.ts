@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { HandOverReason, ResourceRef, Sender, Settings } from './messages.js';
 import { ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
 
-/** Version of the carried state; older versions are migrated on entry (intake.ts restoreState). */
+/** Version of the carried state; older versions are migrated on entry (workflows/state.ts restoreState). */
 export const SCHEMA_VERSION = 2;
 
 /**

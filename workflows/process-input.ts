@@ -7,7 +7,7 @@ import { isCancellation, patched } from '@temporalio/workflow';
 import type { AlignedTask } from '../contract/activity-contract.js';
 import { applySelection, completeSelection, emptyCandidates } from './capability-diff.js';
 import { type Candidates } from '../contract/activity-contract.js';
-import { openPhase } from './commands.js';
+import { compactPhase, openPhase } from './phases.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
 import { startAgentTurn, finishRecord, type TurnExit } from './agent-loop.js';
 import { BUDGET } from '../contract/budget.js';
@@ -221,24 +221,6 @@ async function prepareEnvironment(
     record.dropped = applied.dropped;
     return Promise.resolve(applied);
   });
-}
-
-/** Offers the finished phase to the compaction role; failure leaves it uncompacted. */
-async function compactPhase(ctx: SessionContext, phaseIndex: number, record: DecisionRecord): Promise<void> {
-  const { state, activities } = ctx;
-  const phase = state.phases.find((p) => p.index === phaseIndex);
-  if (!phase) return;
-  const inputs = state.history.filter((h) => h.phaseIndex === phaseIndex).map((h) => h.text);
-  const result = await runStage(record, STAGE.compact, ctx.show, () =>
-    activities.compact({ phaseGoal: phase.goal.text, inputs }),
-  );
-  if (result.ok) {
-    phase.compaction = 'compacted';
-    phase.summary = result.value.summary.slice(0, LIMITS.replyChars);
-  } else {
-    phase.compaction = 'failed';
-    record.fallbacks.push(`compaction: ${result.reason}; phase kept uncompacted`);
-  }
 }
 
 /** The business agent's single call, as Sessions made it before the tool loop (kept for replay). */

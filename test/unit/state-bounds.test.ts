@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { BUDGET, CARRIED_CAP, enforceBudget } from '../../contract/budget.js';
 import { capCarriedState } from '../../workflows/carried.js';
 import { applyControl } from '../../workflows/commands.js';
-import { bindNext, initialState, intake, restoreState } from '../../workflows/intake.js';
+import { bindNext, intake } from '../../workflows/intake.js';
+import { initialState, restoreState } from '../../workflows/state.js';
 import { LIMITS, type SessionState } from '../../contract/state.js';
 import { jsonBytes, utf8Length } from '../../contract/text.js';
 
