@@ -88,7 +88,7 @@ export const SPECS: Spec[] = [
   { kind: 'query', name: 'outOfScope', argument: null, result: z.array(OutOfScopeRequest) },
 ];
 
-/** Every signal, query and update defined in workflows/api.ts, as `{ kind, name }`. */
+/** Every signal, query and update defined in contract/api.ts, as `{ kind, name }`. */
 export function definedMessages(): Array<{ kind: string; name: string }> {
   return Object.values(api).flatMap((value) => {
     if (typeof value !== 'object' || value === null || !('type' in value) || !('name' in value)) return [];

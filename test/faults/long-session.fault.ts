@@ -118,7 +118,7 @@ it(
     expect(log.bySeq.size).toBe(INPUTS);
     expect(done.counts.bound).toBe(INPUTS);
     expect(failures.ours).toEqual([]);
-    // The documented cap (workflows/budget.ts CARRIED_CAP) holds for every hand-over.
+    // The documented cap (contract/budget.ts CARRIED_CAP) holds for every hand-over.
     expect(carried.every((bytes) => bytes <= 1024 * 1024)).toBe(true);
   },
   TEST_TIMEOUT_MS,
