@@ -9,19 +9,21 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 
 /**
  * The layers, top to bottom. A folder may import the folders listed after it in its own entry and
- * nothing above. `client/` is the library backend services import: it sees only `workflows/`. The
- * worker and the dev stack use it too, for the connection settings and the payload codec they must
- * share with every other client of the same cluster.
+ * nothing above. `contract/` is the ground floor: wire and state schemas, ids, failure kinds, the
+ * workflow-activity contract. `client/` is the library backend services import: it sees only
+ * `contract/`. The worker and the dev stack use it too, for the connection settings and the payload
+ * codec they must share with every other client of the same cluster.
  */
 const LAYERS = {
-  cli: ['dev', 'worker', 'activities', 'models', 'capabilities', 'client', 'workflows'],
-  dev: ['worker', 'activities', 'models', 'capabilities', 'client', 'workflows'],
-  worker: ['activities', 'models', 'capabilities', 'client', 'workflows'],
-  activities: ['models', 'capabilities', 'workflows'],
-  models: ['workflows'],
-  capabilities: ['workflows'],
-  client: ['workflows'],
-  workflows: [],
+  cli: ['dev', 'worker', 'activities', 'models', 'capabilities', 'client', 'workflows', 'contract'],
+  dev: ['worker', 'activities', 'models', 'capabilities', 'client', 'workflows', 'contract'],
+  worker: ['activities', 'models', 'capabilities', 'client', 'workflows', 'contract'],
+  activities: ['models', 'capabilities', 'contract'],
+  models: ['contract'],
+  capabilities: ['contract'],
+  client: ['contract'],
+  workflows: ['contract'],
+  contract: [],
 };
 
 function layerZones() {
@@ -59,8 +61,9 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no I/O, no model clients.
-    files: ['workflows/**/*.ts'],
+    // Workflow code, and the contract it bundles, runs in Temporal's deterministic sandbox: no I/O,
+    // no model clients.
+    files: ['workflows/**/*.ts', 'contract/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -3,20 +3,17 @@
  * their content, asks the agent model for one step, and resolves each tool call it made: which
  * toolset declared it, how it runs, whether it waits for approval, and whether its arguments fit.
  */
+import { FAILURE } from '../contract/failures.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { BUILTIN_DECLARATIONS } from '../capabilities/builtin-tools.js';
 import type { CapabilityCatalog } from '../capabilities/catalog.js';
 import { parseToolArguments, ToolArgumentValidator } from '../capabilities/tool-arguments.js';
 import { nameTools, type ToolOffer } from '../models/agent-request.js';
-import { FailureType } from '../models/model-errors.js';
 import type { AgentModelStep, AgentToolSpec } from '../models/roles.js';
-import {
-  AgentStepResult,
-  BUILTIN_TOOLS,
-  type AgentStepRequest,
-  type ResolvedToolCall,
-} from '../workflows/activity-contract.js';
-import { describeIssues } from '../workflows/text.js';
+import { AgentStepResult, type AgentStepRequest } from '../contract/activity-contract.js';
+import { type ResolvedToolCall } from '../contract/transcript.js';
+import { BUILTIN_TOOLS } from '../contract/builtin-tools.js';
+import { describeIssues } from '../contract/text.js';
 import type { ActivityDeps } from './deps.js';
 import { asModelCall, callOptions } from './model-call.js';
 import { heartbeatWhileRunning } from './run-tool.js';
@@ -127,7 +124,7 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
     if (!checked.success) {
       throw ApplicationFailure.nonRetryable(
         `agent step result is malformed: ${describeIssues(checked.error)}`,
-        FailureType.InvalidOutput,
+        FAILURE.ModelInvalidOutput,
       );
     }
     return checked.data;

@@ -2,13 +2,14 @@
  * The Session's activities, built by a factory over their dependencies so tests pass real objects
  * (a model client pointed at a local server, a real catalog) instead of module mocks.
  */
+import { FAILURE } from '../contract/failures.js';
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { ResourceRef } from '../workflows/schemas.js';
-import { describeIssues } from '../workflows/text.js';
+import { ResourceRef } from '../contract/messages.js';
+import { describeIssues } from '../contract/text.js';
 import { DEFAULT_RECALL } from '../capabilities/catalog.js';
-import type { AgentActivities, SessionActivities } from '../workflows/activity-contract.js';
+import type { AgentActivities, SessionActivities } from '../contract/activity-contract.js';
 import { createAgentStep } from './agent-step.js';
 import type { ActivityDeps, SessionDirectory } from './deps.js';
 import { asModelCall, callOptions } from './model-call.js';
@@ -41,7 +42,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
     if (!deps.sessions) {
       throw ApplicationFailure.nonRetryable(
         'this worker cannot reach sessions (no session directory)',
-        'NotConfigured',
+        FAILURE.NotConfigured,
       );
     }
     return deps.sessions;
@@ -55,7 +56,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
       if (!parsed.success) {
         throw ApplicationFailure.nonRetryable(
           `relevance request refused: ${describeIssues(parsed.error)}`,
-          'InvalidRequest',
+          FAILURE.InvalidRequest,
         );
       }
       return asModelCall('relevance', () => models.relevance(parsed.data, callOptions()));
@@ -80,39 +81,6 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
 
     async compact(request) {
       return asModelCall('compaction', () => models.compact(request, callOptions()));
-    },
-
-    async agentTurn(request) {
-      const skills = request.skills.flatMap((id) => {
-        const skill = catalog.skill(id);
-        return skill ? [{ id, name: skill.name, instructions: skill.instructions() }] : [];
-      });
-      const tools = request.toolsets.flatMap((id) => {
-        const toolset = catalog.toolset(id);
-        return (toolset?.tools ?? []).map((t) => ({
-          toolset: id,
-          name: t.name,
-          description: t.description,
-          requiresApproval: t.requiresApproval,
-        }));
-      });
-      // With HARNESS_MEMORY_URL every worker reads the same store, so any worker can resolve the ids.
-      const texts = await Promise.all(request.memories.map(async (id) => ({ id, text: await memories?.text(id) })));
-      const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
-      return asModelCall('agent', () =>
-        models.agent(
-          {
-            sessionId: request.sessionId,
-            goals: request.goals,
-            decision: request.decision,
-            message: request.message,
-            skills,
-            tools,
-            memories: recalled,
-          },
-          callOptions(),
-        ),
-      );
     },
 
     async createSubSession(request) {

@@ -11,9 +11,10 @@ import { isBuiltinTool, MemorySaveArgs } from '../capabilities/builtin-tools.js'
 import { McpServerUnavailable, McpToolsetUnknown } from '../capabilities/mcp-catalog.js';
 import { formatMemoryScope, type MemoryScope } from '../capabilities/memory-store.js';
 import { parseToolArguments } from '../capabilities/tool-arguments.js';
-import { clipToolOutput, toolResultText } from '../capabilities/tool-output.js';
-import type { RunToolRequest, RunToolResult } from '../workflows/activity-contract.js';
-import { describeIssues } from '../workflows/text.js';
+import { toolResultText } from '../capabilities/tool-output.js';
+import { clipToolOutput } from '../contract/transcript.js';
+import type { RunToolRequest, RunToolResult } from '../contract/activity-contract.js';
+import { describeIssues } from '../contract/text.js';
 import type { ActivityDeps } from './deps.js';
 import { recordToolCall } from './metrics.js';
 

@@ -1,6 +1,6 @@
 /**
  * The bare-Temporal baseline the Session is measured against: the minimum a model-gated step needs.
- * A `message` signal enqueues, the loop runs the relevance activity and then the agent activity (the
+ * A `message` signal enqueues, the loop runs the relevance activity and then one agent step (the
  * same activity functions, on the same worker, as the Session's), and the outcome is recorded for
  * the `decisions` query. Nothing else: no goals beyond the first message, no search attributes, no
  * current details, no validation beyond de-duplication. It continues-as-new when Temporal suggests
@@ -18,7 +18,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SessionActivities } from '../workflows/activity-contract.js';
+import type { AgentActivities, SessionActivities } from '../contract/activity-contract.js';
 
 export interface BaselineMessage {
   messageId: string;
@@ -41,7 +41,7 @@ const commandSignal = defineSignal<[{ commandId: string; name: string }]>('comma
 const decisionsQuery = defineQuery<BaselineRecord[], [{ limit?: number }?]>('decisions');
 
 // The Session's helper-role options (modelTimeoutMs 20 s, 3 attempts), so retries and timeouts match.
-const { relevance, agentTurn } = proxyActivities<SessionActivities>({
+const { relevance, agentStep } = proxyActivities<SessionActivities & AgentActivities>({
   startToCloseTimeout: 20_000,
   scheduleToCloseTimeout: 75_000,
   retry: { maximumAttempts: 3, initialInterval: '250ms', backoffCoefficient: 2, maximumInterval: '2s' },
@@ -86,14 +86,16 @@ export async function benchBaseline(input: BaselineInput = {}): Promise<{ seq: n
       sessionGoal: goal,
     });
     const decision = band(scores.phaseRelevance, scores.sessionRelevance);
-    await agentTurn({
+    await agentStep({
       sessionId: workflowInfo().workflowId,
       goals: { session: goal, phase: goal },
       decision: 'continue',
-      message: { text: message.text, resources: [] },
+      summaries: [],
+      transcript: [{ kind: 'user', seq, text: message.text, resources: [] }],
       skills: [],
       toolsets: [],
       memories: [],
+      step: 1,
     });
     decisions.push({
       seq,

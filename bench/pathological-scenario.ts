@@ -14,10 +14,10 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { LocalModels } from '../models/local-models.js';
 import { parseModelJson } from '../models/model-errors.js';
-import { RelevanceOutput } from '../models/roles.js';
+import { RelevanceScores } from '../contract/relevance.js';
 import { defaultScoringThreads } from '../models/local/scoring-pool.js';
-import { MAX_TEXT_CHARS } from '../workflows/schemas.js';
-import type { RelevanceRequest } from '../workflows/activity-contract.js';
+import { MAX_TEXT_CHARS } from '../contract/messages.js';
+import type { RelevanceRequest } from '../contract/relevance.js';
 import { percentile, round } from './stats.js';
 
 /** The finding's three inputs and the others that defeat one bound or another, all at the size limit. */
@@ -105,7 +105,7 @@ export async function pathological(rounds: number): Promise<PathologicalResult> 
       const answer = '```' + ' '.repeat(spaces);
       const t0 = performance.now();
       try {
-        parseModelJson(answer, RelevanceOutput, 'relevance');
+        parseModelJson(answer, RelevanceScores, 'relevance');
       } catch {
         // Not JSON, as expected: the time to say so is the figure.
       }

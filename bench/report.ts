@@ -5,7 +5,7 @@
 import Table from 'cli-table3';
 import type { PathologicalResult } from './pathological-scenario.js';
 import type { PragmaResult } from './pragma-scenario.js';
-import { MAX_TEXT_CHARS } from '../workflows/schemas.js';
+import { MAX_TEXT_CHARS } from '../contract/messages.js';
 import { round } from './stats.js';
 import type { McpRefreshResult, RecallRow } from './recall-scenarios.js';
 import type { BurstResult, KindCost, LatencyResult, LongResult, RateResult } from './workflow-scenarios.js';

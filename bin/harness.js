@@ -5,5 +5,5 @@ import process from 'node:process';
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../cli/main.ts');
+const { main } = await import('../cli/main');
 process.exitCode = await main(process.argv.slice(2));

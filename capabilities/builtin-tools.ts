@@ -1,9 +1,9 @@
 /**
- * The built-in tools every agent turn is offered, declared like MCP tools. `session_create_sub` is run
+ * The built-in tools every agent turn is offered, declared like MCP tools from their zod schemas. `session_create_sub` is run
  * by the Session workflow (through createSubSession); `memory_save` by the runTool activity.
  */
 import { z } from 'zod';
-import { BUILTIN_TOOLS } from '../workflows/activity-contract.js';
+import { BUILTIN_TOOLS, CreateSubArgs, toolInputSchema } from '../contract/builtin-tools.js';
 import type { ToolDeclaration } from './catalog.js';
 import { MAX_MEMORY_TEXT } from './memory-store.js';
 
@@ -14,18 +14,12 @@ export function isBuiltinTool(name: string): name is BuiltinTool {
 }
 
 /** `memory_save` arguments; `scope` defaults to the Session. */
-export const MemorySaveArgs = z.object({
-  text: z.string().trim().min(1).max(MAX_MEMORY_TEXT),
-  scope: z.enum(['session', 'user']).default('session'),
-});
-
-/** `session_create_sub` arguments: the request handed over verbatim. */
-export const CreateSubArgs = z.object({
-  text: z.string().min(1),
-  resources: z
-    .array(z.object({ uri: z.string().min(1), title: z.string().optional(), mimeType: z.string().optional() }))
-    .default([]),
-});
+export const MemorySaveArgs = z
+  .object({
+    text: z.string().trim().min(1).max(MAX_MEMORY_TEXT).describe('What to remember.'),
+    scope: z.enum(['session', 'user']).default('session'),
+  })
+  .strict();
 
 export const BUILTIN_DECLARATIONS: Record<BuiltinTool, ToolDeclaration> = {
   session_create_sub: {
@@ -33,43 +27,14 @@ export const BUILTIN_DECLARATIONS: Record<BuiltinTool, ToolDeclaration> = {
     description:
       'Hand a request that belongs to a different task to a new sub-session, which prepares its own goals and tools. ' +
       'Pass the request text and its resource references verbatim; you get the new session id back.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        text: { type: 'string', minLength: 1, description: 'The request, verbatim.' },
-        resources: {
-          type: 'array',
-          description: 'Resource references that came with the request.',
-          items: {
-            type: 'object',
-            properties: {
-              uri: { type: 'string', minLength: 1 },
-              title: { type: 'string' },
-              mimeType: { type: 'string' },
-            },
-            required: ['uri'],
-            additionalProperties: false,
-          },
-        },
-      },
-      required: ['text'],
-      additionalProperties: false,
-    },
+    inputSchema: toolInputSchema(CreateSubArgs),
     requiresApproval: false,
   },
   memory_save: {
     name: 'memory_save',
     description:
       'Remember a fact for later: scope "session" (default) for this session, "user" for every session of this user.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        text: { type: 'string', minLength: 1, maxLength: MAX_MEMORY_TEXT, description: 'What to remember.' },
-        scope: { type: 'string', enum: ['session', 'user'], default: 'session' },
-      },
-      required: ['text'],
-      additionalProperties: false,
-    },
+    inputSchema: toolInputSchema(MemorySaveArgs),
     requiresApproval: false,
   },
 };

@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setImmediate } from 'node:timers/promises';
-import type { Candidate } from '../workflows/capabilities.js';
+import type { Candidate } from '../contract/activity-contract.js';
 import { Bm25Index, type FieldText, type StagedDoc } from './catalog-index.js';
 
 export { searchTerms } from './catalog-terms.js';

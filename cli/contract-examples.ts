@@ -3,8 +3,8 @@
  * test/contract.test.ts runs them, in order, against a real server, so every command in the
  * document is known to work.
  */
-import { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/api.js';
-import { workflowIdFor } from '../workflows/ids.js';
+import { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../contract/api.js';
+import { workflowIdFor } from '../contract/ids.js';
 
 /** The first message of every example Session. */
 export const FIRST_MESSAGE = { messageId: 'm-1', text: 'Research ComfyUI and deliver a Markdown guide' };

@@ -5,8 +5,8 @@
  * CONTROL_SIGNALS table; nothing here restates a schema.
  */
 import { z } from 'zod';
-import * as api from '../workflows/api.js';
-import { CONTROL_KINDS, CONTROL_SIGNALS, type ControlKind } from '../workflows/control-signals.js';
+import * as api from '../contract/api.js';
+import { CONTROL_KINDS, CONTROL_SIGNALS, type ControlKind } from '../contract/control-signals.js';
 import {
   CommandInput,
   MAX_TEXT_CHARS,
@@ -14,8 +14,8 @@ import {
   ResourceRef,
   Sender,
   SessionStart,
-  SubmitResult,
-} from '../workflows/schemas.js';
+  Recorded,
+} from '../contract/messages.js';
 import {
   AgentOutcome,
   BoundInput,
@@ -26,16 +26,9 @@ import {
   Goal,
   OutOfScopeRequest,
   StageRecord,
-} from '../workflows/state.js';
-import { ResultRequest, TurnResult } from '../workflows/turn-control.js';
-import { SessionView } from '../workflows/view.js';
+} from '../contract/state.js';
+import { GoalsResult, LimitArgument, ResultRequest, TurnResult, SessionView } from '../contract/queries.js';
 import { FIRST_MESSAGE } from './contract-examples.js';
-
-/** Result of `goals`. */
-export const GoalsResult = z.object({ session: Goal.nullable(), phase: Goal.nullable() });
-
-/** The optional argument of `decisions` and `history`. */
-const LimitArgument = z.object({ limit: z.number().int().positive().optional() }).strict();
 
 type Name = keyof typeof api.DESCRIPTIONS;
 
@@ -89,7 +82,7 @@ export const SPECS: Spec[] = [
     kind: 'update',
     name: 'submit',
     payload: MessageInput,
-    result: SubmitResult,
+    result: Recorded,
     example: { messageId: 'm-2', text: 'Add a section on custom nodes' },
   },
   { kind: 'update', name: 'result', payload: ResultRequest, result: TurnResult, example: { seq: 2, timeoutMs: 30000 } },
@@ -101,7 +94,7 @@ export const SPECS: Spec[] = [
   { kind: 'query', name: 'outOfScope', argument: null, result: z.array(OutOfScopeRequest) },
 ];
 
-/** Every signal, query and update defined in workflows/api.ts, as `{ kind, name }`. */
+/** Every signal, query and update defined in contract/api.ts, as `{ kind, name }`. */
 export function definedMessages(): Array<{ kind: string; name: string }> {
   return Object.values(api).flatMap((value) => {
     if (typeof value !== 'object' || value === null || !('type' in value) || !('name' in value)) return [];

@@ -6,7 +6,7 @@ import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { COMMAND_NAMES, type CommandName } from '../client/index.js';
 import type { CommandContext } from './context.js';
-import { clip } from '../workflows/text.js';
+import { clip } from '../contract/text.js';
 import { NotFoundError, UsageError } from './run.js';
 
 interface CommandOptions {

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { describeIssues } from '../workflows/text.js';
+import { describeIssues } from '../contract/text.js';
 import { EXPECTED } from './eval-metrics.js';
 import { UsageError } from './run.js';
 

@@ -4,7 +4,7 @@
  */
 import Table from 'cli-table3';
 import type { BoundInput, DecisionRecord, SessionSummary, SessionView } from '../client/index.js';
-import { clip } from '../workflows/text.js';
+import { clip } from '../contract/text.js';
 
 /** Tables without colour, so piped output and test assertions see plain text. */
 function table(head: string[], colWidths?: Array<number | null>): Table.Table {

@@ -5,7 +5,7 @@
  */
 import { Option, type Command } from 'commander';
 import type * as MemoryStoreModule from '../capabilities/memory-store.js';
-import { clip } from '../workflows/text.js';
+import { clip } from '../contract/text.js';
 import type { CommandContext } from './context.js';
 import { collect, positiveInt } from './options.js';
 import { NotFoundError } from './run.js';

@@ -2,6 +2,7 @@
  * Typed errors of the Session client, each with the CLI exit code a script can rely on. Errors from
  * @temporalio/client are translated here, so callers never have to know gRPC status codes.
  */
+import { FAILURE } from '../contract/failures.js';
 import {
   NamespaceNotFoundError,
   ServiceError,
@@ -12,8 +13,8 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
-import { workflowIdFor } from '../workflows/ids.js';
-import { describeIssues } from '../workflows/text.js';
+import { workflowIdFor } from '../contract/ids.js';
+import { describeIssues } from '../contract/text.js';
 
 /** gRPC status codes we translate (https://grpc.github.io/grpc/core/md_doc_statuscodes.html). */
 const GRPC = { CANCELLED: 1, INVALID_ARGUMENT: 3, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const;
@@ -154,7 +155,7 @@ export function translateError(err: unknown, ctx: CallContext): unknown {
   }
   if (err instanceof WorkflowUpdateFailedError) {
     const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === 'InvalidMessage' && ctx.sessionId !== undefined) {
+    if (cause instanceof ApplicationFailure && cause.type === FAILURE.InvalidMessage && ctx.sessionId !== undefined) {
       return new InputRefusedError(ctx.sessionId, cause.message);
     }
     return err;

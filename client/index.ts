@@ -1,7 +1,7 @@
 /**
  * The public API of the Session client: what a backend service imports to drive Sessions on any
  * Temporal cluster. Everything else under client/ is an implementation detail, and nothing here
- * reaches below workflows/ (a lint rule keeps it so), so importing the client never loads a worker,
+ * reaches anything but contract/ (a lint rule keeps it so), so importing the client never loads a worker,
  * a model provider or a database driver.
  *
  * ```ts
@@ -48,9 +48,9 @@ export {
   type InputIssue,
 } from './errors.js';
 
-// The wire types, defined once in workflows/ and re-exported so callers need no deeper import.
-export { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../workflows/api.js';
-export { sessionIdOf, workflowIdFor } from '../workflows/ids.js';
+// The wire types, defined once in contract/ and re-exported so callers need no deeper import.
+export { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../contract/api.js';
+export { sessionIdOf, workflowIdFor } from '../contract/ids.js';
 export type {
   ApprovalInput,
   CommandInput,
@@ -61,6 +61,13 @@ export type {
   SessionStart,
   SettingsInput,
   ToolResultInput,
-} from '../workflows/schemas.js';
-export type { BoundInput, OutOfScopeRequest, SessionStage } from '../workflows/state.js';
-export type { Capabilities, DecisionRecord, Goal, SessionView } from '../workflows/view.js';
+} from '../contract/messages.js';
+export type {
+  BoundInput,
+  Capabilities,
+  DecisionRecord,
+  Goal,
+  OutOfScopeRequest,
+  SessionStage,
+} from '../contract/state.js';
+export type { SessionView } from '../contract/queries.js';

@@ -3,8 +3,8 @@
  * attributes, so a listing needs no worker and no query per Session.
  */
 import type { Client } from '@temporalio/client';
-import { sessionIdOf } from '../workflows/ids.js';
-import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../workflows/search-attributes.js';
+import { sessionIdOf } from '../contract/ids.js';
+import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../contract/search-attributes.js';
 import type { SessionSummary } from './types.js';
 
 /** Up to `limit` Sessions matching the visibility `query`, in the order visibility returns them. */

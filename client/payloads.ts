@@ -4,10 +4,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { WORKFLOW_TYPE } from '../workflows/api.js';
-import { SessionId, SessionStart, type MessageInput } from '../workflows/schemas.js';
-import { SESSION_STAGES } from '../workflows/state.js';
-import { clip } from '../workflows/text.js';
+import { WORKFLOW_TYPE } from '../contract/api.js';
+import { SessionId, SessionStart, type MessageInput } from '../contract/messages.js';
+import { SESSION_STAGES } from '../contract/state.js';
+import { clip } from '../contract/text.js';
 import { InvalidInputError } from './errors.js';
 import { SESSION_STATUSES, type ListFilter, type MessageDraft, type StartOptions } from './types.js';
 

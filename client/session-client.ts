@@ -23,13 +23,13 @@ import {
   snapshotQuery,
   resultUpdate,
   submitUpdate,
-} from '../workflows/api.js';
-import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../workflows/control-signals.js';
-import { workflowIdFor } from '../workflows/ids.js';
-import { MessageInput, SessionId, type ApprovalInput, type ToolResultInput } from '../workflows/schemas.js';
-import type { session } from '../workflows/session.js';
-import type { BoundInput, OutOfScopeRequest } from '../workflows/state.js';
-import type { Capabilities, DecisionRecord, Goal, SessionView } from '../workflows/view.js';
+} from '../contract/api.js';
+import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../contract/control-signals.js';
+import { workflowIdFor } from '../contract/ids.js';
+import { MessageInput, SessionId, type ApprovalInput, type ToolResultInput } from '../contract/messages.js';
+import type { SessionWorkflow } from '../contract/api.js';
+import type { BoundInput, OutOfScopeRequest, Capabilities, DecisionRecord, Goal } from '../contract/state.js';
+import { RESULT_WAIT_MAX_MS, type SessionView } from '../contract/queries.js';
 import {
   InvalidInputError,
   SessionClientError,
@@ -200,7 +200,7 @@ export class SessionClient {
     const startArg = this.startArg(sessionId, start);
     const workflowId = workflowIdFor(sessionId);
     await this.call({ sessionId }, () =>
-      this.client.workflow.signalWithStart<typeof session, [unknown]>(WORKFLOW_TYPE, {
+      this.client.workflow.signalWithStart<SessionWorkflow, [unknown]>(WORKFLOW_TYPE, {
         workflowId,
         taskQueue: this.taskQueue,
         args: [startArg],
@@ -222,7 +222,7 @@ export class SessionClient {
     const start = options.start ?? {};
     const startArg = this.startArg(sessionId, start);
     const workflowId = workflowIdFor(sessionId);
-    const startWorkflowOperation = new WithStartWorkflowOperation<typeof session>(WORKFLOW_TYPE, {
+    const startWorkflowOperation = new WithStartWorkflowOperation<SessionWorkflow>(WORKFLOW_TYPE, {
       workflowId,
       taskQueue: this.taskQueue,
       args: [startArg],
@@ -248,7 +248,7 @@ export class SessionClient {
    * approval or an external tool result; returns that decision record (its `agent.outcome` says
    * which: `waiting-approval` / `waiting-tool` while it waits), or `null` if the Session no longer
    * keeps it. Push-based: the workflow's `result` update answers as soon as it gets there (each
-   * call waits at most 60 s in the workflow, so continue-as-new is never held up for long).
+   * call waits at most RESULT_WAIT_MAX_MS in the workflow, so continue-as-new is never held up for long).
    */
   async waitForDecision(sessionId: string, seq: number, options: WaitOptions = {}): Promise<DecisionRecord | null> {
     const timeoutMs = options.timeoutMs ?? 120_000;
@@ -257,7 +257,7 @@ export class SessionClient {
     for (;;) {
       if (options.signal?.aborted)
         throw new SessionTimeoutError(`stopped waiting for input #${seq} of session ${sessionId}`);
-      const waitMs = Math.max(0, Math.min(60_000, deadline - Date.now()));
+      const waitMs = Math.max(0, Math.min(RESULT_WAIT_MAX_MS, deadline - Date.now()));
       const result = await this.call({ sessionId, waitingFor: 'a worker answering the result update' }, () =>
         handle.executeUpdate(resultUpdate, { args: [{ seq, timeoutMs: waitMs }] }),
       );
@@ -395,12 +395,12 @@ export class SessionClient {
 
   // ---- plumbing ---------------------------------------------------------------------------------
 
-  private handle(sessionId: string): WorkflowHandle<typeof session> {
+  private handle(sessionId: string): WorkflowHandle<SessionWorkflow> {
     parse(SessionId, sessionId, 'sessionId', 'sessionId');
-    return this.client.workflow.getHandle<typeof session>(workflowIdFor(sessionId));
+    return this.client.workflow.getHandle<SessionWorkflow>(workflowIdFor(sessionId));
   }
 
-  private query<T>(sessionId: string, fn: (h: WorkflowHandle<typeof session>) => Promise<T>): Promise<T> {
+  private query<T>(sessionId: string, fn: (h: WorkflowHandle<SessionWorkflow>) => Promise<T>): Promise<T> {
     const handle = this.handle(sessionId);
     // A query waits for a worker to answer; without a deadline a stopped worker would hang the caller.
     const deadline = Date.now() + this.queryTimeoutMs;

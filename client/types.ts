@@ -4,12 +4,12 @@
  * schemas rather than restated.
  */
 import type { PayloadCodec } from '@temporalio/common';
-import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
-import type { TurnResult } from '../workflows/turn-control.js';
-import { COMMAND_NAMES } from '../workflows/control-signals.js';
-import type { CommandInput, ResourceRef, Sender, SettingsInput } from '../workflows/schemas.js';
-import { SESSION_STAGES, SessionState } from '../workflows/state.js';
-import type { DecisionRecord, SessionView } from '../workflows/view.js';
+import { DEFAULT_TASK_QUEUE } from '../contract/api.js';
+import type { TurnResult, SessionView } from '../contract/queries.js';
+import { COMMAND_NAMES } from '../contract/control-signals.js';
+import type { CommandInput, ResourceRef, Sender, SettingsInput } from '../contract/messages.js';
+import { SESSION_STAGES, SessionState } from '../contract/state.js';
+import type { DecisionRecord } from '../contract/state.js';
 
 /** Where and how to connect. Every field has a local-development default. */
 export interface ConnectOptions {

@@ -4,8 +4,9 @@
  * public queries.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { STAGE } from '../workflows/state.js';
-import type { DecisionRecord, SessionView } from '../workflows/view.js';
+import { STAGE } from '../contract/state.js';
+import type { DecisionRecord } from '../contract/state.js';
+import type { SessionView } from '../contract/queries.js';
 import type { WatchEvent, WatchOptions } from './types.js';
 
 /** The reads `watch` polls; a structural type, so this module need not import the client class. */

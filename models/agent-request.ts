@@ -9,8 +9,8 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionMessageFunctionToolCall,
 } from 'openai/resources/chat/completions';
-import type { TranscriptItem } from '../workflows/activity-contract.js';
-import type { Decision } from '../workflows/state.js';
+import type { TranscriptItem } from '../contract/transcript.js';
+import type { Decision } from '../contract/state.js';
 import type { AgentStepPrompt, AgentToolSpec } from './roles.js';
 
 /** One line per decision: how the latest input relates to the task, and what the agent should do about it. */

@@ -6,8 +6,8 @@
  * extraction by keyword extraction, orchestration by a score floor over the recall candidates,
  * compaction by an extractive summary. It has no agent model, so it never writes a reply.
  */
+import { FAILURE } from '../contract/failures.js';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from './model-errors.js';
 import {
   runLocalRole,
   type LocalRoleResults,
@@ -18,17 +18,16 @@ import { DEFAULT_ORCHESTRATION, type OrchestrationOptions } from './local/orches
 import { MODEL } from './local/relevance-model.js';
 import { ScoringPool } from './local/scoring-pool.js';
 import { DEFAULT_SUMMARY, type SummaryOptions } from './local/summary.js';
-import type { AgentModelStep, AgentPrompt, AgentStepPrompt, CallOptions, RoleModels, Role } from './roles.js';
+import type { AgentModelStep, AgentStepPrompt, CallOptions, RoleModels, Role } from './roles.js';
 import type {
   CompactRequest,
   CompactResult,
   ExtractRequest,
   ExtractResult,
   OrchestrateRequest,
-  RelevanceRequest,
-} from '../workflows/activity-contract.js';
-import type { PartialSelection } from '../workflows/capabilities.js';
-import type { RelevanceScores } from '../workflows/decide.js';
+  PartialSelection,
+} from '../contract/activity-contract.js';
+import type { RelevanceRequest, RelevanceScores } from '../contract/relevance.js';
 
 export interface LocalModelsOptions {
   /** Most retrieval terms per task. */
@@ -105,14 +104,10 @@ export class LocalModels implements RoleModels {
       // Nothing but acknowledgements: keep the phase uncompacted rather than invent a summary.
       throw ApplicationFailure.nonRetryable(
         'compaction: the phase has no content to summarise',
-        FailureType.InvalidOutput,
+        FAILURE.ModelInvalidOutput,
       );
     }
     return { summary };
-  }
-
-  agent(_prompt: AgentPrompt, _call?: CallOptions): Promise<{ skipped: string }> {
-    return Promise.resolve({ skipped: LOCAL_AGENT_SKIPPED });
   }
 
   agentStep(_prompt: AgentStepPrompt, _call?: CallOptions): Promise<AgentModelStep> {

@@ -6,18 +6,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import type { z } from 'zod';
+import { FAILURE } from '../contract/failures.js';
 
 export const MAX_RETRY_AFTER_MS = 30_000;
-
-export const FailureType = {
-  Timeout: 'ModelTimeout',
-  Unavailable: 'ModelUnavailable',
-  RateLimited: 'ModelRateLimited',
-  ServerError: 'ModelServerError',
-  RequestRejected: 'ModelRequestRejected',
-  InvalidOutput: 'ModelInvalidOutput',
-  NotConfigured: 'ModelNotConfigured',
-} as const;
 
 /**
  * Seconds (or an HTTP date) from `retry-after`, or milliseconds from `retry-after-ms`, capped at
@@ -42,10 +33,10 @@ export function toModelFailure(err: unknown, role: string): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   const where = `${role} model`;
   if (err instanceof OpenAI.APIConnectionTimeoutError) {
-    return ApplicationFailure.retryable(`${where} timed out`, FailureType.Timeout);
+    return ApplicationFailure.retryable(`${where} timed out`, FAILURE.ModelTimeout);
   }
   if (err instanceof OpenAI.APIConnectionError) {
-    return ApplicationFailure.retryable(`${where} unreachable: ${err.message}`, FailureType.Unavailable);
+    return ApplicationFailure.retryable(`${where} unreachable: ${err.message}`, FAILURE.ModelUnavailable);
   }
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const message = `${where} answered HTTP ${err.status}: ${err.message}`;
@@ -53,17 +44,17 @@ export function toModelFailure(err: unknown, role: string): ApplicationFailure {
       const delay = retryAfterMs(err.headers as Headers | undefined);
       return ApplicationFailure.create({
         message,
-        type: FailureType.RateLimited,
+        type: FAILURE.ModelRateLimited,
         nonRetryable: false,
         ...(delay !== undefined ? { nextRetryDelay: delay } : {}),
       });
     }
-    if (err.status === 408) return ApplicationFailure.retryable(message, FailureType.Timeout);
-    if (err.status >= 500) return ApplicationFailure.retryable(message, FailureType.ServerError);
-    return ApplicationFailure.nonRetryable(message, FailureType.RequestRejected);
+    if (err.status === 408) return ApplicationFailure.retryable(message, FAILURE.ModelTimeout);
+    if (err.status >= 500) return ApplicationFailure.retryable(message, FAILURE.ModelServerError);
+    return ApplicationFailure.nonRetryable(message, FAILURE.ModelRequestRejected);
   }
   const message = err instanceof Error ? err.message : String(err);
-  return ApplicationFailure.retryable(`${where} failed: ${message}`, 'ModelError');
+  return ApplicationFailure.retryable(`${where} failed: ${message}`, FAILURE.ModelError);
 }
 
 /**
@@ -85,7 +76,7 @@ export function unfenced(content: string): string | undefined {
  */
 export function parseModelJson<T>(content: string | null | undefined, schema: z.ZodType<T>, role: string): T {
   const invalid = (why: string) =>
-    ApplicationFailure.nonRetryable(`${role} model returned invalid output: ${why}`, FailureType.InvalidOutput);
+    ApplicationFailure.nonRetryable(`${role} model returned invalid output: ${why}`, FAILURE.ModelInvalidOutput);
   if (!content || !content.trim()) throw invalid('empty answer');
   let value: unknown;
   try {

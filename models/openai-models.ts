@@ -2,25 +2,23 @@
  * RoleModels over any OpenAI-compatible `/chat/completions` endpoint (OpenAI, DeepSeek, vLLM,
  * Ollama, ...). Temporal owns retries, so the client never retries on its own.
  */
+import { FAILURE } from '../contract/failures.js';
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { FailureType, parseModelJson, toModelFailure } from './model-errors.js';
+import { parseModelJson, toModelFailure } from './model-errors.js';
 import { strictJsonSchema } from './strict-json-schema.js';
 import {
-  agentPrompt,
   compactionPrompt,
   extractionPrompt,
   orchestrationPrompt,
   relevancePrompt,
   type ChatPrompt,
 } from './prompts.js';
+import { CompactionOutput, ExtractionOutput, OrchestrationOutput } from '../contract/activity-contract.js';
+import { RelevanceScores } from '../contract/relevance.js';
 import {
-  CompactionOutput,
-  ExtractionOutput,
-  OrchestrationOutput,
   ROLES,
-  RelevanceOutput,
   type AgentModelStep,
   type AgentStepPrompt,
   type CallOptions,
@@ -38,7 +36,7 @@ const NO_AGENT_MODEL = 'no agent model configured (set HARNESS_AGENT_MODEL or HA
  */
 export function agentAnswer(message: OpenAI.ChatCompletionMessage | undefined): AgentModelStep {
   const invalid = (why: string) =>
-    ApplicationFailure.nonRetryable(`agent model returned invalid output: ${why}`, FailureType.InvalidOutput);
+    ApplicationFailure.nonRetryable(`agent model returned invalid output: ${why}`, FAILURE.ModelInvalidOutput);
   const text = message?.content?.trim() ? message.content : null;
   const toolCalls = message?.tool_calls ?? [];
   if (toolCalls.length === 0) {
@@ -105,7 +103,7 @@ export class OpenAIModels implements RoleModels {
   }
 
   relevance(request: Parameters<RoleModels['relevance']>[0], call: CallOptions) {
-    return this.json('relevance', relevancePrompt(request), RelevanceOutput, call);
+    return this.json('relevance', relevancePrompt(request), RelevanceScores, call);
   }
 
   extract(request: Parameters<RoleModels['extract']>[0], call: CallOptions) {
@@ -118,16 +116,6 @@ export class OpenAIModels implements RoleModels {
 
   compact(request: Parameters<RoleModels['compact']>[0], call: CallOptions) {
     return this.json('compaction', compactionPrompt(request), CompactionOutput, call);
-  }
-
-  async agent(prompt: Parameters<RoleModels['agent']>[0], call: CallOptions) {
-    const model = this.config.models.agent;
-    if (!model) return { skipped: NO_AGENT_MODEL };
-    const { content } = await this.complete('agent', model, agentPrompt(prompt), undefined, call);
-    if (!content?.trim()) {
-      throw ApplicationFailure.nonRetryable('agent model returned an empty reply', FailureType.InvalidOutput);
-    }
-    return { reply: content };
   }
 
   /** One step with real tool calling: the loaded tools go out as `tools`, the answer is text or `tool_calls`. */
@@ -153,7 +141,7 @@ export class OpenAIModels implements RoleModels {
     if (!model) {
       throw ApplicationFailure.nonRetryable(
         `no model configured for the ${role} role (set HARNESS_${role.toUpperCase()}_MODEL or HARNESS_MODEL)`,
-        FailureType.NotConfigured,
+        FAILURE.ModelNotConfigured,
       );
     }
     const format =
@@ -172,7 +160,7 @@ export class OpenAIModels implements RoleModels {
     if (finishReason === 'length') {
       throw ApplicationFailure.nonRetryable(
         `${role} model returned invalid output: the answer was cut at max_tokens (${maxTokens})`,
-        FailureType.InvalidOutput,
+        FAILURE.ModelInvalidOutput,
       );
     }
     return parseModelJson(content, schema, role);

@@ -2,13 +2,8 @@
  * Prompts of the helper-model roles. Each prompt sees only what its role may see; the request's
  * JSON is the user message so that what reached the model is exactly what the role was given.
  */
-import type { AgentPrompt } from './roles.js';
-import type {
-  CompactRequest,
-  ExtractRequest,
-  OrchestrateRequest,
-  RelevanceRequest,
-} from '../workflows/activity-contract.js';
+import type { CompactRequest, ExtractRequest, OrchestrateRequest } from '../contract/activity-contract.js';
+import type { RelevanceRequest } from '../contract/relevance.js';
 
 export interface ChatPrompt {
   system: string;
@@ -96,48 +91,6 @@ Do not restate, rewrite or replace the goals.`;
 
 export function compactionPrompt(request: CompactRequest): ChatPrompt {
   return { system: COMPACTION_SYSTEM, user: JSON.stringify(request) };
-}
-
-const DECISION_NOTES: Partial<Record<AgentPrompt['decision'], string>> = {
-  uncertain:
-    'The harness could not tell how this message relates to the task. Reason about it, and ask the user a short clarifying question if needed. Do not change course silently.',
-  degraded:
-    'The harness could not judge how this message relates to the task (its helper model failed). Treat it as part of the current phase unless the message clearly says otherwise; ask if unsure.',
-  conflict:
-    'This message fits the current phase but may conflict with the session-wide goal. Do not silently replace the goal: point out the conflict and ask the user how to proceed.',
-  'new-phase': 'This message starts a new phase of the same Session; earlier phases are done.',
-  initialize: 'This is the first task of the Session.',
-};
-
-export function agentPrompt(prompt: AgentPrompt): ChatPrompt {
-  const lines = [
-    `You are the business agent of Session ${prompt.sessionId}.`,
-    `Session-wide goal: ${prompt.goals.session}`,
-    `Current phase goal: ${prompt.goals.phase}`,
-  ];
-  const note = DECISION_NOTES[prompt.decision];
-  if (note) lines.push('', note);
-  if (prompt.skills.length > 0) {
-    lines.push('', 'Loaded skills (follow their instructions when they apply):');
-    for (const skill of prompt.skills)
-      lines.push('', `## Skill: ${skill.name} (${skill.id})`, skill.instructions.trim());
-  }
-  if (prompt.tools.length > 0) {
-    lines.push('', 'Tools loaded in this Session (declared; mention which you would call and why):');
-    for (const tool of prompt.tools) {
-      lines.push(
-        `- ${tool.name} [${tool.toolset}]${tool.requiresApproval ? ' (requires approval)' : ''}: ${tool.description}`,
-      );
-    }
-  }
-  if (prompt.memories.length > 0) {
-    lines.push('', 'Relevant memories:');
-    for (const memory of prompt.memories) lines.push(`- ${memory.text}`);
-  }
-  const resources = prompt.message.resources
-    .map((r) => `\n[resource] ${r.title ? `${r.title} ` : ''}${r.uri}`)
-    .join('');
-  return { system: lines.join('\n'), user: `${prompt.message.text}${resources}` };
 }
 
 function round(x: number): number {

@@ -18,8 +18,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseCases, type EvalCase } from '../cli/eval-cases.js';
 import { computeMetrics, harmOf, type Pair } from '../cli/eval-metrics.js';
-import { decide, type RelevanceScores } from '../workflows/decide.js';
-import { DEFAULT_THRESHOLDS } from '../workflows/schemas.js';
+import type { RelevanceScores } from '../contract/relevance.js';
+import { decide } from '../workflows/decide.js';
+import { DEFAULT_THRESHOLDS } from '../contract/messages.js';
 import { gatherEvidence, judgeByRules } from '../models/local/relevance.js';
 import {
   CLASSES,

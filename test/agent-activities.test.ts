@@ -3,6 +3,7 @@
  * real parts: the scripted OpenAI-compatible server, the MCP fixture as a stdio process, the demo
  * catalog and a SQLite memory store.
  */
+import { FAILURE } from '../contract/failures.js';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,15 +20,14 @@ import { parseMcpConfig } from '../capabilities/mcp-config.js';
 import { withMcpToolsets } from '../capabilities/mcp-toolsets.js';
 import { MemoryStore } from '../capabilities/memory-store.js';
 import { LocalModels } from '../models/local-models.js';
-import { FailureType } from '../models/model-errors.js';
 import { OpenAIModels } from '../models/openai-models.js';
 import {
-  TOOL_OUTPUT_BYTES,
   type AgentStepRequest,
   type AgentStepResult,
   type RunToolRequest,
   type RunToolResult,
-} from '../workflows/activity-contract.js';
+} from '../contract/activity-contract.js';
+import { TOOL_OUTPUT_BYTES } from '../contract/transcript.js';
 import { faults, ScriptedModelServer } from './support/model-server.js';
 
 const FIXTURE = resolve('test/support/mcp-fixture-server.ts');
@@ -235,9 +235,9 @@ describe('agentStep', () => {
     const empty = await agentStep(stepRequest()).catch((e: unknown) => e);
 
     expect(serverError).toBeInstanceOf(ApplicationFailure);
-    expect(serverError).toMatchObject({ type: FailureType.ServerError, nonRetryable: false });
+    expect(serverError).toMatchObject({ type: FAILURE.ModelServerError, nonRetryable: false });
     expect(empty).toBeInstanceOf(ApplicationFailure);
-    expect(empty).toMatchObject({ type: FailureType.InvalidOutput, nonRetryable: true });
+    expect(empty).toMatchObject({ type: FAILURE.ModelInvalidOutput, nonRetryable: true });
   });
 
   it('is skipped, with one clear sentence, by the offline provider', async () => {

@@ -20,11 +20,11 @@ import {
   resultUpdate,
   snapshotQuery,
   toolResultSignal,
-} from '../workflows/api.js';
-import { workflowIdFor } from '../workflows/ids.js';
-import { SessionStageKey } from '../workflows/search-attributes.js';
-import type { DecisionRecord } from '../workflows/state.js';
-import type { TurnResult } from '../workflows/turn-control.js';
+} from '../contract/api.js';
+import { workflowIdFor } from '../contract/ids.js';
+import { SessionStageKey } from '../contract/search-attributes.js';
+import type { DecisionRecord } from '../contract/state.js';
+import type { TurnResult } from '../contract/queries.js';
 import {
   MODEL,
   decided,

@@ -4,7 +4,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { decisionsQuery } from '../workflows/api.js';
+import { decisionsQuery } from '../contract/api.js';
 import {
   decided,
   scriptedModels,

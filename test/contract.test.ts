@@ -1,6 +1,6 @@
 /**
  * The published wire contract: docs/contract.md and docs/schemas/*.json are exactly what the
- * generator renders (and Prettier leaves them alone), every message defined in workflows/api.ts is in
+ * generator renders (and Prettier leaves them alone), every message defined in contract/api.ts is in
  * them, and the document's worked examples — the `temporal` CLI commands and the HTTP API requests —
  * work against a real server with the HTTP API enabled, in the order the document gives them. Real
  * query results pass the published JSON Schema files, checked by a JSON Schema validator (ajv) as a
@@ -23,7 +23,7 @@ import {
 } from '../cli/contract-examples.js';
 import { SPECS, definedMessages, schemaFileOf } from '../cli/contract-schemas.js';
 import { SessionClient, workflowIdFor } from '../client/index.js';
-import { SessionView } from '../workflows/view.js';
+import { SessionView } from '../contract/queries.js';
 import { type DevServer } from '../dev/dev-server.js';
 import { MODEL, scriptedModels, uniqueId, userJson } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
@@ -54,7 +54,7 @@ describe('docs/contract.md and docs/schemas/', () => {
     expect(await prettier.format(text, { ...options, filepath: CONTRACT_PATH })).toBe(text);
   });
 
-  it('documents every signal, query and update defined in workflows/api.ts, and nothing else', () => {
+  it('documents every signal, query and update defined in contract/api.ts, and nothing else', () => {
     const defined = definedMessages()
       .map((m) => `${m.kind}:${m.name}`)
       .sort();

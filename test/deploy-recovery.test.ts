@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { decisionsQuery, snapshotQuery } from '../workflows/api.js';
+import { decisionsQuery, snapshotQuery } from '../contract/api.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import {
   MODEL,

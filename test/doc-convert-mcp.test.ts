@@ -21,7 +21,7 @@ import type {
   AgentStepResult,
   RunToolRequest,
   RunToolResult,
-} from '../workflows/activity-contract.js';
+} from '../contract/activity-contract.js';
 import { ScriptedModelServer } from './support/model-server.js';
 
 const GUIDE = `# User guide

@@ -3,7 +3,7 @@
  * it was judging, within bounded retries, and never loses the message or wrecks state.
  */
 import { describe, expect, it } from 'vitest';
-import { capabilitiesQuery, goalsQuery, snapshotQuery } from '../workflows/api.js';
+import { capabilitiesQuery, goalsQuery, snapshotQuery } from '../contract/api.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { MemoryStore } from '../capabilities/memory-store.js';
 import { MODEL, decided, scriptedModels, send, startSession, startWorker, userJson } from './support/harness.js';

@@ -5,8 +5,8 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { commandSignal, decisionsQuery, goalsQuery, messageSignal, snapshotQuery } from '../workflows/api.js';
-import type { DecisionRecord } from '../workflows/state.js';
+import { commandSignal, decisionsQuery, goalsQuery, messageSignal, snapshotQuery } from '../contract/api.js';
+import type { DecisionRecord } from '../contract/state.js';
 import { MODEL, decided, message, startSession, uniqueId, userJson, waitFor } from './support/harness.js';
 import { useScriptedWorker } from './support/scripted-roles.js';
 

@@ -4,9 +4,11 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FailureType, parseModelJson, retryAfterMs } from '../models/model-errors.js';
+import { parseModelJson, retryAfterMs } from '../models/model-errors.js';
 import { DEFAULT_MAX_TOKENS, OpenAIModels } from '../models/openai-models.js';
-import { OrchestrationOutput, RelevanceOutput } from '../models/roles.js';
+import { OrchestrationOutput } from '../contract/activity-contract.js';
+import { RelevanceScores } from '../contract/relevance.js';
+import { FAILURE } from '../contract/failures.js';
 import { ScriptedModelServer, faults } from './support/model-server.js';
 
 let server: ScriptedModelServer;
@@ -112,19 +114,19 @@ describe('OpenAIModels', () => {
   it('reports an answer cut at max_tokens as invalid output, naming the limit', async () => {
     server.enqueue('judge', { content: '{"phaseRelevance": 0.5, "sessionRel', finishReason: 'length' });
     const error = await failure(models().relevance(request, call));
-    expect(error.type).toBe(FailureType.InvalidOutput);
+    expect(error.type).toBe(FAILURE.ModelInvalidOutput);
     expect(error.nonRetryable).toBe(true);
     expect(error.message).toContain(`max_tokens (${DEFAULT_MAX_TOKENS.relevance})`);
   });
 
   it.each([
-    ['HTTP 429 with retry-after', faults.rateLimited(7), FailureType.RateLimited, false, 7_000],
-    ['HTTP 500', faults.serverError(), FailureType.ServerError, false, undefined],
-    ['HTTP 400', faults.badRequest(), FailureType.RequestRejected, true, undefined],
-    ['a hang-up', { hangUp: true } as const, FailureType.Unavailable, false, undefined],
-    ['a reply slower than the timeout', faults.slow(3_000, { json: {} }), FailureType.Timeout, false, undefined],
-    ['malformed JSON', faults.malformed(), FailureType.InvalidOutput, true, undefined],
-    ['the wrong shape', faults.wrongShape(), FailureType.InvalidOutput, true, undefined],
+    ['HTTP 429 with retry-after', faults.rateLimited(7), FAILURE.ModelRateLimited, false, 7_000],
+    ['HTTP 500', faults.serverError(), FAILURE.ModelServerError, false, undefined],
+    ['HTTP 400', faults.badRequest(), FAILURE.ModelRequestRejected, true, undefined],
+    ['a hang-up', { hangUp: true } as const, FAILURE.ModelUnavailable, false, undefined],
+    ['a reply slower than the timeout', faults.slow(3_000, { json: {} }), FAILURE.ModelTimeout, false, undefined],
+    ['malformed JSON', faults.malformed(), FAILURE.ModelInvalidOutput, true, undefined],
+    ['the wrong shape', faults.wrongShape(), FAILURE.ModelInvalidOutput, true, undefined],
   ])('maps %s to its failure type', async (_label, reply, type, nonRetryable, delay) => {
     server.enqueue('judge', reply);
     const error = await failure(models().relevance(request, call));
@@ -137,28 +139,30 @@ describe('OpenAIModels', () => {
     const error = await failure(
       models('json_object', { relevance: 'judge' }).compact({ phaseGoal: 'x', inputs: [] }, call),
     );
-    expect(error.type).toBe(FailureType.NotConfigured);
+    expect(error.type).toBe(FAILURE.ModelNotConfigured);
     expect(error.message).toContain('HARNESS_COMPACTION_MODEL');
-    const agent = await models().agent(
+    const agent = await models().agentStep(
       {
         sessionId: 's',
         goals: { session: 'g', phase: 'g' },
         decision: 'continue',
-        message: { text: 'hi', resources: [] },
+        summaries: [],
+        transcript: [{ kind: 'user', seq: 1, text: 'hi', resources: [] }],
         skills: [],
-        tools: [],
         memories: [],
+        tools: [],
+        step: 1,
       },
       call,
     );
-    expect(agent).toEqual({ skipped: expect.stringContaining('no agent model configured') });
+    expect(agent).toEqual({ kind: 'skipped', reason: expect.stringContaining('no agent model configured') });
   });
 });
 
 describe('parseModelJson', () => {
   it('accepts JSON inside a Markdown code fence', () => {
     expect(
-      parseModelJson('```json\n{"phaseRelevance": 0.2, "sessionRelevance": 0.8}\n```', RelevanceOutput, 'relevance'),
+      parseModelJson('```json\n{"phaseRelevance": 0.2, "sessionRelevance": 0.8}\n```', RelevanceScores, 'relevance'),
     ).toEqual({
       phaseRelevance: 0.2,
       sessionRelevance: 0.8,
@@ -167,9 +171,9 @@ describe('parseModelJson', () => {
 
   it('names the offending field of an invalid answer', () => {
     expect(() =>
-      parseModelJson('{"phaseRelevance": 2, "sessionRelevance": 0.5}', RelevanceOutput, 'relevance'),
+      parseModelJson('{"phaseRelevance": 2, "sessionRelevance": 0.5}', RelevanceScores, 'relevance'),
     ).toThrow(/relevance model returned invalid output: phaseRelevance/);
-    expect(() => parseModelJson('', RelevanceOutput, 'relevance')).toThrow(/empty answer/);
+    expect(() => parseModelJson('', RelevanceScores, 'relevance')).toThrow(/empty answer/);
     // An orchestration answer naming no kind is malformed, not "keep everything".
     expect(() => parseModelJson('{"unexpected": true}', OrchestrationOutput, 'orchestration')).toThrow(
       /at least one of skills, toolsets, memories/,

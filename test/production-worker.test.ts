@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SessionClient } from '../client/session-client.js';
-import { workflowIdFor } from '../workflows/ids.js';
+import { workflowIdFor } from '../contract/ids.js';
 import { MODEL, uniqueId, waitFor } from './support/harness.js';
 import { startLoggedProcess, type LoggedProcess } from './support/logged-process.js';
 import { ScriptedModelServer } from './support/model-server.js';

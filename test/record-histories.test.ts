@@ -31,10 +31,9 @@ import {
   snapshotQuery,
   submitUpdate,
   toolResultSignal,
-} from '../workflows/api.js';
-import { workflowIdFor } from '../workflows/ids.js';
-import type { TurnResult } from '../workflows/turn-control.js';
-import type { SessionView } from '../workflows/view.js';
+} from '../contract/api.js';
+import { workflowIdFor } from '../contract/ids.js';
+import type { TurnResult, SessionView } from '../contract/queries.js';
 import {
   MODEL,
   decided,

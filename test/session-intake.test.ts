@@ -12,8 +12,8 @@ import {
   messageSignal,
   snapshotQuery,
   submitUpdate,
-} from '../workflows/api.js';
-import { SessionGoalKey } from '../workflows/search-attributes.js';
+} from '../contract/api.js';
+import { SessionGoalKey } from '../contract/search-attributes.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import {
   MODEL,

@@ -12,10 +12,10 @@ import {
   historyQuery,
   outOfScopeQuery,
   snapshotQuery,
-} from '../workflows/api.js';
+} from '../contract/api.js';
 import { SessionClient, SessionClosedError } from '../client/index.js';
-import { SessionParentKey } from '../workflows/search-attributes.js';
-import type { DecisionRecord } from '../workflows/state.js';
+import { SessionParentKey } from '../contract/search-attributes.js';
+import type { DecisionRecord } from '../contract/state.js';
 import { send, startSession, uniqueId, waitFor } from './support/harness.js';
 import { useScriptedWorker } from './support/scripted-roles.js';
 import { spawnWorker, type WorkerProcess } from './support/spawn-worker.js';

@@ -15,9 +15,9 @@ import {
   outOfScopeQuery,
   snapshotQuery,
   toolResultSignal,
-} from '../workflows/api.js';
-import { SessionStageKey } from '../workflows/search-attributes.js';
-import type { DecisionRecord } from '../workflows/state.js';
+} from '../contract/api.js';
+import { SessionStageKey } from '../contract/search-attributes.js';
+import type { DecisionRecord } from '../contract/state.js';
 import { MODEL, decided, send, startSession, uniqueId, userJson, waitFor } from './support/harness.js';
 import { useScriptedWorker } from './support/scripted-roles.js';
 

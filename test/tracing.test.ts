@@ -12,7 +12,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SessionClient } from '../client/session-client.js';
-import { workflowIdFor } from '../workflows/ids.js';
+import { workflowIdFor } from '../contract/ids.js';
 import { MODEL, uniqueId } from './support/harness.js';
 import { startLoggedProcess, type LoggedProcess } from './support/logged-process.js';
 import { ScriptedModelServer } from './support/model-server.js';

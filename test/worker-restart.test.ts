@@ -5,7 +5,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { capabilitiesQuery, decisionsQuery, messageSignal, snapshotQuery } from '../workflows/api.js';
+import { capabilitiesQuery, decisionsQuery, messageSignal, snapshotQuery } from '../contract/api.js';
 import { MODEL, message, uniqueId, userJson, waitFor } from './support/harness.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import { scriptRoles } from './support/scripted-roles.js';

@@ -8,7 +8,7 @@ import { ConnectionConfigError, resolveConnection, type TemporalConnectionSettin
 import { EncryptionError, parseEncryptionKeys, type EncryptionKey } from '../client/encryption.js';
 import type { HelperRole } from '../models/openai-models.js';
 import { ROLES, type Role } from '../models/roles.js';
-import { DEFAULT_TASK_QUEUE } from '../workflows/api.js';
+import { DEFAULT_TASK_QUEUE } from '../contract/api.js';
 
 /** The `service.name` of exported spans when OTEL_SERVICE_NAME is unset. */
 export const DEFAULT_SERVICE_NAME = 'session-harness-worker';

@@ -7,7 +7,7 @@ import type { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 
 const { temporal } = proto;
-import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 
 const INDEXED_TYPE = {
   Keyword: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,

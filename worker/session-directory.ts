@@ -3,6 +3,7 @@
  * the `submit` update, so the receiver's answer comes back: a refused hand-over (queue full, closed
  * Session, invalid message) is an error the sending Session records, never a silent drop.
  */
+import { FAILURE } from '../contract/failures.js';
 import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
@@ -12,14 +13,14 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SessionDirectory } from '../activities/deps.js';
-import { WORKFLOW_TYPE, submitUpdate } from '../workflows/api.js';
-import { workflowIdFor } from '../workflows/ids.js';
-import type { session } from '../workflows/session.js';
+import { WORKFLOW_TYPE, submitUpdate } from '../contract/api.js';
+import { workflowIdFor } from '../contract/ids.js';
+import type { SessionWorkflow } from '../contract/api.js';
 
 /** A receiver that refused or cannot take a message: retrying will not help. */
 function refused(sessionId: string, err: unknown): ApplicationFailure {
   const why = err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? err.message) : (err as Error).message;
-  return ApplicationFailure.nonRetryable(`session ${sessionId} refused the message: ${why}`, 'HandOverRefused');
+  return ApplicationFailure.nonRetryable(`session ${sessionId} refused the message: ${why}`, FAILURE.HandOverRefused);
 }
 
 const isRefusal = (err: unknown) =>
@@ -30,7 +31,7 @@ const isRefusal = (err: unknown) =>
 export function temporalSessionDirectory(client: Client): SessionDirectory {
   return {
     async submitWithStart({ start, taskQueue, message }) {
-      const startWorkflowOperation = new WithStartWorkflowOperation<typeof session>(WORKFLOW_TYPE, {
+      const startWorkflowOperation = new WithStartWorkflowOperation<SessionWorkflow>(WORKFLOW_TYPE, {
         workflowId: workflowIdFor(start.sessionId),
         taskQueue,
         args: [start],

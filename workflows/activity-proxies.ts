@@ -3,18 +3,19 @@
  * every result checked against the contract's schema before the workflow uses it, so a worker
  * running other code on the same task queue cannot fail a workflow task with a malformed answer.
  */
+import { FAILURE, type FailureType } from '../contract/failures.js';
 import { ApplicationFailure, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { z } from 'zod';
 import {
   AgentStepResult,
   AgentTurnResult,
+  Candidates,
   RunToolResult,
   CompactionOutput,
   CreateSubResult,
   HandOverResult,
   ExtractionOutput,
   OrchestrationOutput,
-  RelevanceOutput,
   type AgentActivities,
   type AgentStepRequest,
   type AgentTurnRequest,
@@ -25,28 +26,32 @@ import {
   type ExtractRequest,
   type OrchestrateRequest,
   type RecallRequest,
-  type RelevanceRequest,
+  type RetiredActivities,
   type SessionActivities,
-} from './activity-contract.js';
-import { CandidatesSchema } from './capabilities.js';
-import type { Settings } from './schemas.js';
-import { STAGE } from './state.js';
-import { describeIssues } from './text.js';
+} from '../contract/activity-contract.js';
+import { RelevanceScores, type RelevanceRequest } from '../contract/relevance.js';
+import type { Settings } from '../contract/messages.js';
+import { STAGE } from '../contract/state.js';
+import { describeIssues } from '../contract/text.js';
 
 /** Model failures that no retry can fix: the input degrades at once. */
 const NON_RETRYABLE = [
-  'ModelInvalidOutput',
-  'ModelRequestRejected',
-  'ModelNotConfigured',
-  'InvalidRequest',
-  'HandOverRefused',
+  FAILURE.ModelInvalidOutput,
+  FAILURE.ModelRequestRejected,
+  FAILURE.ModelNotConfigured,
+  FAILURE.InvalidRequest,
+  FAILURE.HandOverRefused,
 ];
 
 /**
  * Parses an activity result; a mismatch is a non-retryable failure of type `type`, which the stage
  * runner records as a fallback.
  */
-export function checked<S extends z.ZodType>(schema: S, value: unknown, type = 'InvalidActivityResult'): z.output<S> {
+export function checked<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  type: FailureType = FAILURE.InvalidActivityResult,
+): z.output<S> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     throw ApplicationFailure.nonRetryable(`unexpected activity result: ${describeIssues(parsed.error)}`, type);
@@ -67,8 +72,8 @@ export function makeActivities(settings: Settings) {
   };
   // scheduleToClose bounds the whole call, retries and server-requested delays (retry-after) included,
   // so a rate-limited or dead model degrades an input instead of stalling the Session.
-  const helper = (summary: string, timeoutMs = settings.modelTimeoutMs) =>
-    proxyActivities<SessionActivities>({
+  const helper = <A extends object = SessionActivities>(summary: string, timeoutMs = settings.modelTimeoutMs) =>
+    proxyActivities<A>({
       startToCloseTimeout: timeoutMs,
       scheduleToCloseTimeout: timeoutMs * settings.modelAttempts + 15_000,
       retry,
@@ -92,7 +97,7 @@ export function makeActivities(settings: Settings) {
       maximumAttempts: 5,
       initialInterval: '500ms',
       maximumInterval: '5s',
-      nonRetryableErrorTypes: ['HandOverRefused', 'NotConfigured'],
+      nonRetryableErrorTypes: [FAILURE.HandOverRefused, FAILURE.NotConfigured],
     },
     summary: 'Creating a sub-session',
   });
@@ -112,25 +117,25 @@ export function makeActivities(settings: Settings) {
     startToCloseTimeout: settings.toolTimeoutMs,
     heartbeatTimeout: '30s',
     // A tool call has side effects: one retry after a lost worker, none after the tool itself failed.
-    retry: { maximumAttempts: 2, initialInterval: '1s', nonRetryableErrorTypes: ['ToolFailed', 'InvalidRequest'] },
+    retry: { maximumAttempts: 2, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE.InvalidRequest] },
     summary: 'Running a tool',
   });
   const relevance = helper(STAGE.understand).relevance;
   const extractTerms = helper(STAGE.extract).extractTerms;
   const orchestrate = helper(STAGE.orchestrate).orchestrate;
   const compact = helper(STAGE.compact).compact;
-  const agentTurn = helper(STAGE.agent, settings.agentTimeoutMs).agentTurn;
+  const agentTurn = helper<RetiredActivities>(STAGE.agent, settings.agentTimeoutMs).agentTurn;
   const routeRelevance = helper(STAGE.route).relevance;
   return {
-    relevance: async (request: RelevanceRequest) => checked(RelevanceOutput, await relevance(request)),
+    relevance: async (request: RelevanceRequest) => checked(RelevanceScores, await relevance(request)),
     extractTerms: async (request: ExtractRequest) => checked(ExtractionOutput, await extractTerms(request)),
     recall: async (request: RecallRequest) =>
-      checked(CandidatesSchema, await recall.recall(request), 'InvalidRecallResult'),
+      checked(Candidates, await recall.recall(request), FAILURE.InvalidRecallResult),
     orchestrate: async (request: OrchestrateRequest) =>
-      checked(OrchestrationOutput, await orchestrate(request), 'ModelInvalidOutput'),
+      checked(OrchestrationOutput, await orchestrate(request), FAILURE.ModelInvalidOutput),
     compact: async (request: CompactRequest) => checked(CompactionOutput, await compact(request)),
     agentTurn: async (request: AgentTurnRequest) => checked(AgentTurnResult, await agentTurn(request)),
-    routeRelevance: async (request: RelevanceRequest) => checked(RelevanceOutput, await routeRelevance(request)),
+    routeRelevance: async (request: RelevanceRequest) => checked(RelevanceScores, await routeRelevance(request)),
     createSubSession: async (request: CreateSubRequest) =>
       checked(CreateSubResult, await directory.createSubSession(request)),
     handOver: async (request: HandOverRequest) => checked(HandOverResult, await directory.handOver(request)),

@@ -6,10 +6,10 @@
  *
  * Pure module: safe to import from workflow code.
  */
-import { CARRIED_CAP, enforceBudget } from './budget.js';
+import { CARRIED_CAP, enforceBudget } from '../contract/budget.js';
 import { forgetOldestBound } from './intake.js';
-import type { SessionState } from './state.js';
-import { jsonBytes } from './text.js';
+import type { SessionState } from '../contract/state.js';
+import { jsonBytes } from '../contract/text.js';
 
 /** Trims `state` to fit `cap` bytes of JSON and returns its size. */
 export function capCarriedState(state: SessionState, cap: number = CARRIED_CAP): number {

@@ -7,9 +7,9 @@
 import { isCancellation, patched } from '@temporalio/workflow';
 import type { SessionContext } from './session-context.js';
 import { describeFailure } from './stage-runner.js';
-import type { ActiveTurn } from './state.js';
-import { clip, clipBytes, jsonBytes } from './text.js';
-import type { TranscriptItem } from './transcript.js';
+import type { ActiveTurn } from '../contract/state.js';
+import { clip, clipBytes, jsonBytes } from '../contract/text.js';
+import type { TranscriptItem } from '../contract/transcript.js';
 
 /** One transcript item as plain text, for the compaction role. */
 export function itemText(item: TranscriptItem): string {

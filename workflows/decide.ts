@@ -2,15 +2,9 @@
  * The decision table: how a bound input relates to the Session's task. Relevance scores are
  * signals, not facts; this pure function turns them into exactly one decision.
  */
-import type { Thresholds } from './schemas.js';
-import type { Decision } from './state.js';
-
-export type Band = 'high' | 'low' | 'uncertain';
-
-export interface RelevanceScores {
-  phaseRelevance: number;
-  sessionRelevance: number;
-}
+import type { Thresholds } from '../contract/messages.js';
+import { band, type Band, type RelevanceScores } from '../contract/relevance.js';
+import type { Decision } from '../contract/state.js';
 
 /** The relevance role's outcome as the workflow saw it. */
 export type RelevanceOutcome = { ok: true; scores: RelevanceScores } | { ok: false; reason: string };
@@ -27,13 +21,6 @@ export interface DecisionOutcome {
   decision: Decision;
   bands: { phase: Band; session: Band } | null;
   degraded: string | null;
-}
-
-/** `high` at or above thresholds.high, `low` at or below thresholds.low, `uncertain` between. */
-export function band(score: number, thresholds: Thresholds): Band {
-  if (score >= thresholds.high) return 'high';
-  if (score <= thresholds.low) return 'low';
-  return 'uncertain';
 }
 
 function validScore(x: unknown): x is number {

@@ -9,19 +9,17 @@
  * not grow with the queue. Every change to `queue` and `recent` goes through this module, which keeps
  * the index in step.
  */
-import { BUDGET } from './budget.js';
-import { MessageInput, SessionId, Settings, type SessionStart } from './schemas.js';
+import { BUDGET } from '../contract/budget.js';
+import { MessageInput } from '../contract/messages.js';
 import {
   LIMITS,
-  SCHEMA_VERSION,
-  SessionState,
   keepLast,
   type BoundInput,
-  type Goal,
   type PendingInput,
   type Rejection,
-} from './state.js';
-import { clipBytes, describeIssues, jsonBytes, utf8Length } from './text.js';
+  type SessionState,
+} from '../contract/state.js';
+import { clipBytes, describeIssues, jsonBytes, utf8Length } from '../contract/text.js';
 
 /** Why an input was refused; counted per cause in `counts.rejectedBy`. */
 export type RejectionCause = 'invalid' | 'queue-full' | 'closed' | 'unknown-id';
@@ -30,83 +28,6 @@ export type IntakeResult =
   | { kind: 'accepted'; seq: number }
   | { kind: 'duplicate'; seq: number }
   | { kind: 'rejected'; reason: string; messageId: string | null; cause: RejectionCause };
-
-/** Builds the state of a brand-new Session from its (already validated) start argument. */
-export function initialState(start: SessionStart): SessionState {
-  const goal = (text: string | undefined): Goal | null => (text ? { text, resources: [], setAtSeq: 0 } : null);
-  const sessionGoal = goal(start.goals?.session);
-  // A phase goal without a session goal would leave the Session without a responsibility; the phase
-  // text then serves as both, as it would for a first input.
-  const phaseGoal = goal(start.goals?.phase) ?? sessionGoal;
-  return {
-    schemaVersion: SCHEMA_VERSION,
-    sessionId: start.sessionId,
-    parentSessionId: start.parentSessionId ?? null,
-    profile: start.profile ?? 'default',
-    settings: Settings.parse(start.settings ?? {}),
-    status: 'active',
-    goals: { session: sessionGoal ?? phaseGoal, phase: phaseGoal },
-    capabilities: { skills: [], toolsets: [], memories: [], revision: 0 },
-    phases: phaseGoal
-      ? [{ index: 0, goal: phaseGoal, startedAtSeq: 0, endedAtSeq: null, compaction: 'open', summary: null }]
-      : [],
-    nextSeq: 1,
-    boundSeq: 0,
-    queue: [],
-    recent: [],
-    history: [],
-    decisions: [],
-    rejections: [],
-    outOfScope: [],
-    children: [],
-    controlEvents: [],
-    recentControl: [],
-    transcript: [],
-    turn: null,
-    counts: {
-      accepted: 0,
-      duplicates: 0,
-      rejected: 0,
-      rejectedBy: {},
-      bound: 0,
-      controlEvents: 0,
-      byDecision: {},
-    },
-    run: 1,
-  };
-}
-
-/** Parses carried state, migrating older schema versions. */
-export function restoreState(raw: unknown): { ok: true; state: SessionState } | { ok: false; reason: string } {
-  const migrated = isVersion(raw, 1) ? migrateV1(raw) : raw;
-  const parsed = SessionState.safeParse(migrated);
-  if (!parsed.success) return { ok: false, reason: describeIssues(parsed.error) };
-  return { ok: true, state: parsed.data };
-}
-
-function isVersion(raw: unknown, version: number): raw is Record<string, unknown> {
-  return typeof raw === 'object' && raw !== null && (raw as { schemaVersion?: unknown }).schemaVersion === version;
-}
-
-/**
- * Version 1 kept queued and bound ids in one list keyed by the bare messageId (a routed input as
- * `routed:<sessionId>:<messageId>`, which a user's id could imitate). Version 2 keeps only bound
- * ids, in the collision-proof key form; queued ids come from the queue. New fields take defaults.
- */
-function migrateV1(raw: Record<string, unknown>): Record<string, unknown> {
-  const boundSeq = typeof raw.boundSeq === 'number' ? raw.boundSeq : 0;
-  const recent = Array.isArray(raw.recent) ? (raw.recent as unknown[]) : [];
-  const migrated = recent.flatMap((entry): Array<[string, number]> => {
-    if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'number') return [];
-    if (entry[1] > boundSeq) return [];
-    const routed = /^routed:([^:]+):([\s\S]*)$/.exec(entry[0]);
-    if (routed?.[1] && routed[2] !== undefined && SessionId.safeParse(routed[1]).success) {
-      return [[keyOf(routed[1], routed[2]), entry[1]]];
-    }
-    return [[keyOf(null, entry[0]), entry[1]]];
-  });
-  return { ...raw, schemaVersion: SCHEMA_VERSION, recent: migrated };
-}
 
 /**
  * The de-duplication key: origin and messageId. A user's input has no origin; a handed-over input

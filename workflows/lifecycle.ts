@@ -7,7 +7,7 @@
  * control signal was accepted for the timeout. It then closes exactly as the `close` command does.
  */
 import ms from 'ms';
-import { LIMITS, keepLast, type SessionState } from './state.js';
+import { LIMITS, keepLast, type SessionState } from '../contract/state.js';
 
 /** Sub-sessions close after a day without input unless their settings say otherwise. */
 export const SUB_SESSION_IDLE_MS = 24 * 60 * 60 * 1000;

@@ -12,15 +12,15 @@
  * and nothing here is carried, so state size does not change.
  */
 import type { SessionActivityProxies } from './activity-proxies.js';
-import type { PendingInput, SessionState } from './state.js';
+import type { PendingInput, SessionState } from '../contract/state.js';
 
 type Relevance = SessionActivityProxies['relevance'];
-type RelevanceOutput = Awaited<ReturnType<Relevance>>;
+type RelevanceScores = Awaited<ReturnType<Relevance>>;
 
 interface Judgment {
   /** The goal texts it was judged against. */
   goals: string;
-  result: Promise<RelevanceOutput>;
+  result: Promise<RelevanceScores>;
 }
 
 export interface Lookahead {
@@ -30,7 +30,7 @@ export interface Lookahead {
    * The judgment started ahead for `seq` against exactly these goals, if any. Forgets `seq` either
    * way: a judgment against other goals is dropped, and the caller judges the input afresh.
    */
-  take(seq: number, phaseGoal: string, sessionGoal: string): Promise<RelevanceOutput> | undefined;
+  take(seq: number, phaseGoal: string, sessionGoal: string): Promise<RelevanceScores> | undefined;
 }
 
 const goalsKey = (phaseGoal: string, sessionGoal: string) => JSON.stringify([phaseGoal, sessionGoal]);

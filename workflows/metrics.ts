@@ -9,7 +9,7 @@
  * number waiting, wherever each Session moved in between.
  */
 import { metricMeter } from '@temporalio/workflow';
-import type { Decision } from './state.js';
+import type { Decision } from '../contract/state.js';
 
 /** Metric names, as a Prometheus scrape shows them (the exporter may add a unit suffix such as `_total`). */
 export const METRIC = {

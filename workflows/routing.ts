@@ -5,15 +5,15 @@
  * a duplicate on the receiving side.
  */
 import { getExternalWorkflowHandle, isCancellation, patched, workflowInfo } from '@temporalio/workflow';
-import { messageSignal } from './api.js';
-import { BUDGET } from './budget.js';
-import { band } from './decide.js';
-import { workflowIdFor } from './ids.js';
+import { messageSignal } from '../contract/api.js';
+import { BUDGET } from '../contract/budget.js';
+import { band } from '../contract/relevance.js';
+import { workflowIdFor } from '../contract/ids.js';
 import { requestKeyOf } from './intake.js';
 import { describeFailure, runStage } from './stage-runner.js';
-import { LIMITS, STAGE, keepLast, type BoundInput, type ChildSession, type DecisionRecord } from './state.js';
-import type { Thresholds } from './schemas.js';
-import { clipBytes } from './text.js';
+import { LIMITS, STAGE, keepLast, type BoundInput, type ChildSession, type DecisionRecord } from '../contract/state.js';
+import type { Thresholds } from '../contract/messages.js';
+import { clipBytes } from '../contract/text.js';
 import type { SessionContext } from './session-context.js';
 
 type Via = NonNullable<DecisionRecord['route']>['via'];

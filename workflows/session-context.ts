@@ -1,7 +1,7 @@
 /** What the stages of an input need from the running Session. */
 import type { SessionActivityProxies } from './activity-proxies.js';
 import type { Lookahead } from './lookahead.js';
-import type { SessionStage, SessionState } from './state.js';
+import type { SessionStage, SessionState } from '../contract/state.js';
 
 export interface SessionContext {
   readonly state: SessionState;

@@ -3,6 +3,7 @@
  * handlers, the main loop and continue-as-new; each input's processing is in turn.ts, routing in
  * routing.ts, and every decision and state transition in pure modules.
  */
+import { FAILURE } from '../contract/failures.js';
 import {
   ApplicationFailure,
   CancellationScope,
@@ -26,34 +27,28 @@ import {
   resultUpdate,
   snapshotQuery,
   submitUpdate,
-} from './api.js';
+  type SessionInput,
+  type SessionResult,
+} from '../contract/api.js';
 import { makeActivities } from './activity-proxies.js';
 import { capCarriedState } from './carried.js';
-import { CONTROL_KINDS, type ControlKind } from './control-signals.js';
-import { applyControl } from './control.js';
-import { workflowIdFor } from './ids.js';
-import { bindNext, initialState, intake, refusal, restoreState } from './intake.js';
+import { CONTROL_KINDS, type ControlKind } from '../contract/control-signals.js';
+import { applyControl } from './commands.js';
+import { workflowIdFor } from '../contract/ids.js';
+import { bindNext, intake, refusal } from './intake.js';
+import { initialState, restoreState } from './state.js';
 import { canIdleClose, closeIdle, idleTimeoutOf } from './lifecycle.js';
 import { makeLookahead } from './lookahead.js';
-import { SessionStart } from './schemas.js';
+import { SessionStart } from '../contract/messages.js';
 import type { SessionContext } from './session-context.js';
-import { STAGE, type SessionStage, type SessionState } from './state.js';
-import { describeIssues } from './text.js';
-import { runAgentTurn } from './agent-turn.js';
-import { ResultRequest, applyToTurn, awaitResult } from './turn-control.js';
-import { processInput } from './turn.js';
+import { STAGE, type SessionStage, type SessionState } from '../contract/state.js';
+import { describeIssues } from '../contract/text.js';
+import { runAgentTurn } from './agent-loop.js';
+import { applyToTurn, awaitResult } from './approvals.js';
+import { ResultRequest } from '../contract/queries.js';
+import { processInput } from './process-input.js';
 import { buildView, renderDetails } from './view.js';
 import { makeSearchAttributePublisher } from './visibility.js';
-
-/** The workflow argument: the public start argument, plus state carried across continue-as-new. */
-export type SessionInput = SessionStart & { carried?: unknown };
-
-export interface SessionResult {
-  sessionId: string;
-  status: SessionState['status'];
-  lastSeq: number;
-  runs: number;
-}
 
 /** Workflow type `session`. */
 export async function session(input: SessionInput): Promise<SessionResult> {
@@ -92,14 +87,14 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       const result = intake(state, raw, 'update', Date.now());
       if (result.kind === 'accepted') lastActivity = Date.now();
       show();
-      if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, 'InvalidMessage');
+      if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, FAILURE.InvalidMessage);
       return { seq: result.seq, duplicate: result.kind === 'duplicate' };
     },
     {
       description: DESCRIPTIONS.submit,
       validator: (raw) => {
         const reason = refusal(state, raw);
-        if (reason !== null) throw ApplicationFailure.nonRetryable(reason, 'InvalidMessage');
+        if (reason !== null) throw ApplicationFailure.nonRetryable(reason, FAILURE.InvalidMessage);
       },
     },
   );
@@ -146,7 +141,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     description: DESCRIPTIONS.result,
     validator: (request) => {
       const parsed = ResultRequest.safeParse(request);
-      if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(parsed.error), 'InvalidRequest');
+      if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(parsed.error), FAILURE.InvalidRequest);
     },
   });
 
@@ -218,7 +213,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
 /** Parses the workflow argument. Bad start input fails the workflow with a clear, non-retryable error. */
 function enter(input: SessionInput): SessionState {
   if (!input || typeof input !== 'object') {
-    throw ApplicationFailure.nonRetryable('start argument must be an object', 'InvalidStartArgument');
+    throw ApplicationFailure.nonRetryable('start argument must be an object', FAILURE.InvalidStartArgument);
   }
   const { carried, ...start } = input;
   if (carried !== undefined) {
@@ -237,14 +232,14 @@ function enter(input: SessionInput): SessionState {
   if (!parsed.success) {
     throw ApplicationFailure.nonRetryable(
       `invalid start argument: ${describeIssues(parsed.error)}`,
-      'InvalidStartArgument',
+      FAILURE.InvalidStartArgument,
     );
   }
   const expectedId = workflowIdFor(parsed.data.sessionId);
   if (workflowInfo().workflowId !== expectedId) {
     throw ApplicationFailure.nonRetryable(
       `workflow id must be ${expectedId} for sessionId ${parsed.data.sessionId}`,
-      'InvalidStartArgument',
+      FAILURE.InvalidStartArgument,
     );
   }
   return initialState(parsed.data);

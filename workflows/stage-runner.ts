@@ -3,9 +3,9 @@
  * recorded fallback, so a failing helper model degrades an input and never fails the workflow.
  */
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
-import { BUDGET } from './budget.js';
-import type { DecisionRecord, SessionStage } from './state.js';
-import { clipBytes } from './text.js';
+import { BUDGET } from '../contract/budget.js';
+import type { DecisionRecord, SessionStage } from '../contract/state.js';
+import { clipBytes } from '../contract/text.js';
 
 export type StageResult<T> = { ok: true; value: T } | { ok: false; reason: string };
 

@@ -8,11 +8,11 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { BUDGET } from './budget.js';
-import type { ApprovalInput, ToolResultInput } from './schemas.js';
-import type { ActiveTurn, AgentToolCall, ApprovalRecord, PendingCall, SessionState } from './state.js';
-import { clipBytes, jsonBytes } from './text.js';
-import { TOOL_OUTPUT_BYTES, type ResolvedToolCall, type ToolCallStatus } from './transcript.js';
+import { BUDGET } from '../contract/budget.js';
+import type { ApprovalInput, ToolResultInput } from '../contract/messages.js';
+import type { ActiveTurn, AgentToolCall, ApprovalRecord, PendingCall, SessionState } from '../contract/state.js';
+import { clipBytes } from '../contract/text.js';
+import { clipToolOutput, type ResolvedToolCall, type ToolCallStatus } from '../contract/transcript.js';
 
 /** Arguments and results as the decision record shows them. */
 const RECORD_FIELD_BYTES = 1024;
@@ -63,14 +63,7 @@ export function nextAction(call: PendingCall): NextAction {
 export function finishCall(call: PendingCall, status: ToolCallStatus, output: string): void {
   call.state = 'done';
   call.result = status;
-  call.output = clipOutput(output);
-}
-
-/** Tool output as the model sees it: at most TOOL_OUTPUT_BYTES, with a marker saying what was cut. */
-export function clipOutput(output: string): string {
-  const size = jsonBytes(output) - 2;
-  if (size <= TOOL_OUTPUT_BYTES) return output;
-  return `${clipBytes(output, TOOL_OUTPUT_BYTES - 64)}\n[clipped: ${size} bytes in all]`;
+  call.output = clipToolOutput(output);
 }
 
 /** The calls of the current step that wait for (or may already receive) a person's decision. */

@@ -2,68 +2,10 @@
  * Read models of the Session: what queries return and what the Temporal Web UI shows as the
  * workflow's current details. Pure functions of SessionState.
  */
-import { z } from 'zod';
-import { Settings } from './schemas.js';
-import { Capabilities, DecisionRecord, SESSION_STAGES, SessionState, type Goal, type SessionStage } from './state.js';
-import { clip, clipBytes } from './text.js';
+import type { SessionView } from '../contract/queries.js';
+import type { SessionStage, SessionState } from '../contract/state.js';
+import { clip, clipBytes } from '../contract/text.js';
 import { approvalIdOf, argumentsHashOf, externalCalls, waitingApprovals } from './tool-calls.js';
-
-export type { Goal };
-
-/** The `snapshot` query: everything an operator needs at a glance. */
-export const SessionView = z.object({
-  sessionId: z.string(),
-  parentSessionId: z.string().nullable(),
-  profile: z.string(),
-  status: SessionState.shape.status,
-  stage: z.enum(SESSION_STAGES),
-  run: z.number().int(),
-  queueLength: z.number().int(),
-  seq: z.object({ lastAccepted: z.number().int(), lastBound: z.number().int() }),
-  counts: SessionState.shape.counts,
-  goals: SessionState.shape.goals,
-  phase: z
-    .object({
-      index: z.number().int(),
-      startedAtSeq: z.number().int(),
-      previous: z.array(
-        z.object({ index: z.number().int(), goal: z.string(), compaction: z.string(), summary: z.string().nullable() }),
-      ),
-    })
-    .nullable(),
-  capabilities: Capabilities,
-  lastDecision: DecisionRecord.nullable(),
-  pendingOutOfScope: z.number().int(),
-  children: SessionState.shape.children,
-  recentRejections: SessionState.shape.rejections,
-  /** The last control events: approvals, tool results, notifications, commands and an idle close. */
-  recentControlEvents: SessionState.shape.controlEvents,
-  settings: Settings,
-  /** The agent turn in progress, if any. */
-  turn: z.object({ seq: z.number().int(), steps: z.number().int(), interrupted: z.boolean() }).nullable(),
-  /**
-   * Tool calls waiting now until a person approves or rejects them. The `approval` signal answers one
-   * by its `approvalId` (`<seq>:<step>:<callId>`), optionally with its `argumentsHash`.
-   */
-  pendingApprovals: z.array(
-    z.object({
-      approvalId: z.string(),
-      /** SHA-256 (hex) of the call's full arguments; an approval that carries it answers only these arguments. */
-      argumentsHash: z.string(),
-      callId: z.string(),
-      seq: z.number().int(),
-      tool: z.string(),
-      arguments: z.string(),
-      requestedAt: z.number().nullable(),
-    }),
-  ),
-  /** External tool calls waiting for a `toolResult` signal with their callId. */
-  pendingToolCalls: z.array(
-    z.object({ callId: z.string(), seq: z.number().int(), tool: z.string(), arguments: z.string() }),
-  ),
-});
-export type SessionView = z.infer<typeof SessionView>;
-export { Capabilities, DecisionRecord };
 
 export function buildView(state: SessionState, stage: SessionStage): SessionView {
   const current = state.phases.at(-1);

@@ -3,9 +3,9 @@
  * filtering lists of Sessions. Each upsert is a history event, so unchanged values are not sent.
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
-import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from './search-attributes.js';
-import { STAGE, type SessionStage, type SessionState } from './state.js';
-import { clipBytes } from './text.js';
+import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../contract/search-attributes.js';
+import { STAGE, type SessionStage, type SessionState } from '../contract/state.js';
+import { clipBytes } from '../contract/text.js';
 
 /** Temporal refuses Keyword/Text values over 2 KB (and terminates the run), so the goal is cut by bytes. */
 export const SESSION_GOAL_BYTES = 1_500;

@@ -525,11 +525,6 @@ function lexicon(): Index {
   return index;
 }
 
-/** The concept with this id. */
-export function conceptById(id: string): Concept | undefined {
-  return lexicon().byId.get(id);
-}
-
 /**
  * Every concept mentioned in `tokens`. A Latin entry matches a run of tokens by surface form or
  * lemma ("emails" finds "email"); a Chinese entry matches inside one jieba token ("红烧肉" contains
@@ -589,8 +584,3 @@ export function conceptHits(tokens: readonly Token[]): ConceptHit[] {
 }
 
 const memo = new WeakMap<readonly Token[], ConceptHit[]>();
-
-/** The ids of the concepts mentioned in `tokens`. */
-export function conceptIds(tokens: readonly Token[]): Set<string> {
-  return new Set(conceptHits(tokens).map((h) => h.concept.id));
-}

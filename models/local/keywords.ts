@@ -7,7 +7,7 @@
  */
 import { TfIdf } from '@node-rs/jieba';
 import { idf } from '@node-rs/jieba/dict.js';
-import type { AlignedTask } from '../../workflows/activity-contract.js';
+import type { AlignedTask } from '../../contract/activity-contract.js';
 import {
   ACKNOWLEDGEMENTS,
   ADDITIVE_MARKERS,

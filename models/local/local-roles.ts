@@ -8,10 +8,10 @@ import type {
   ExtractRequest,
   ExtractResult,
   OrchestrateRequest,
-  RelevanceRequest,
-} from '../../workflows/activity-contract.js';
-import type { PartialSelection } from '../../workflows/capabilities.js';
-import type { RelevanceScores } from '../../workflows/decide.js';
+} from '../../contract/activity-contract.js';
+import type { RelevanceRequest } from '../../contract/relevance.js';
+import type { PartialSelection } from '../../contract/activity-contract.js';
+import type { RelevanceScores } from '../../contract/relevance.js';
 import { extractKeywords } from './keywords.js';
 import { orchestrateLocally, type OrchestrationOptions } from './orchestrate.js';
 import { scoreRelevance } from './relevance.js';

@@ -14,9 +14,8 @@
  *    then new selections), so the workflow applies it as a difference. Only ids that are candidates
  *    or current are returned.
  */
-import type { PartialSelection } from '../../workflows/capabilities.js';
-import type { Cap } from '../../workflows/state.js';
-import type { OrchestrateRequest } from '../../workflows/activity-contract.js';
+import type { PartialSelection, OrchestrateRequest } from '../../contract/activity-contract.js';
+import type { Cap } from '../../contract/state.js';
 import { analyse, contentTerms, sameTerm } from './text.js';
 
 export interface OrchestrationOptions {

@@ -15,8 +15,8 @@
  * but moved state more often where it should have stayed (docs/relevance.md, "The trained conflict
  * check"); a conflict keeps state, so this use gains the first without the second.
  */
-import { band, type RelevanceScores } from '../../workflows/decide.js';
-import { DEFAULT_THRESHOLDS } from '../../workflows/schemas.js';
+import { band, type RelevanceScores } from '../../contract/relevance.js';
+import { DEFAULT_THRESHOLDS } from '../../contract/messages.js';
 import type { RelevanceEvidence, RelevanceJudgement, RelevanceRule } from './relevance.js';
 import { signals } from './relevance-signals.js';
 import trained from './relevance-model.json' with { type: 'json' };

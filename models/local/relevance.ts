@@ -1,6 +1,6 @@
 /** The local relevance scorer; its rules, concepts and vectors are specified in docs/relevance.md. */
 import similarity from 'wink-nlp/utilities/similarity.js';
-import type { RelevanceScores } from '../../workflows/decide.js';
+import type { RelevanceScores } from '../../contract/relevance.js';
 import {
   ACKNOWLEDGEMENTS,
   HESITATIONS,

@@ -10,9 +10,9 @@
  * Idle threads do not keep the process alive.
  */
 import { availableParallelism } from 'node:os';
+import { FAILURE } from '../../contract/failures.js';
 import { Worker } from 'node:worker_threads';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../model-errors.js';
 import type { CallOptions } from '../roles.js';
 import type { LocalRoleResults, LocalRoleSettings, LocalRoleTask } from './local-roles.js';
 import type { ThreadReply, ThreadRequest } from './scoring-thread.js';
@@ -171,7 +171,7 @@ export class ScoringPool {
               slot,
               ApplicationFailure.retryable(
                 `local ${job.task.role} took longer than ${call.timeoutMs} ms`,
-                FailureType.Timeout,
+                FAILURE.ModelTimeout,
               ),
             ),
           call.timeoutMs,

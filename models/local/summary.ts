@@ -9,7 +9,7 @@
  */
 import similarity from 'wink-nlp/utilities/similarity.js';
 import bm25Vectorizer from 'wink-nlp/utilities/bm25-vectorizer.js';
-import type { CompactRequest } from '../../workflows/activity-contract.js';
+import type { CompactRequest } from '../../contract/activity-contract.js';
 import { isDiscourseWord } from './cues.js';
 import { analyse, contentTerms, itsHelper, sentences } from './text.js';
 

@@ -63,11 +63,6 @@ function vectors(): Table {
   return table;
 }
 
-/** Whether `word` (lowercase) has a vector. */
-export function hasVector(word: string): boolean {
-  return vectors().index.has(word);
-}
-
 /** Cosine similarity of two lowercase words, or `undefined` when either has no vector. */
 export function wordCosine(a: string, b: string): number | undefined {
   const { index, unit } = vectors();

@@ -7,8 +7,8 @@
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PostgresMemoryStore } from '../../capabilities/memory-store-postgres.js';
-import { decisionsQuery, goalsQuery, messageSignal } from '../../workflows/api.js';
-import type { MessageInput } from '../../workflows/schemas.js';
+import { decisionsQuery, goalsQuery, messageSignal } from '../../contract/api.js';
+import type { MessageInput } from '../../contract/messages.js';
 import { MODEL, message, uniqueId, waitFor } from '../support/harness.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { scriptRoles, type RoleScript } from '../support/scripted-roles.js';

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import { afterAll, expect, it } from 'vitest';
-import { approvalSignal, snapshotQuery } from '../../workflows/api.js';
+import { approvalSignal, snapshotQuery } from '../../contract/api.js';
 import { MODEL, uniqueId, userJson } from '../support/harness.js';
 import { fixtureMcpEntry } from '../support/mcp-fixture.js';
 import { JOURNAL_WORK_MS, readJournal, startHttpFixture, type HttpFixture } from '../support/mcp-fixture-server.js';

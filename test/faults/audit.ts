@@ -5,8 +5,8 @@
  */
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { decisionsQuery } from '../../workflows/api.js';
-import type { DecisionRecord } from '../../workflows/state.js';
+import { decisionsQuery } from '../../contract/api.js';
+import type { DecisionRecord } from '../../contract/state.js';
 
 type History = temporal.api.history.v1.IHistory;
 

@@ -8,8 +8,8 @@
 import { spawn } from 'node:child_process';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { decisionsQuery, messageSignal, snapshotQuery, submitUpdate } from '../../workflows/api.js';
-import { MAX_RESOURCES, MAX_TEXT_CHARS } from '../../workflows/schemas.js';
+import { decisionsQuery, messageSignal, snapshotQuery, submitUpdate } from '../../contract/api.js';
+import { MAX_RESOURCES, MAX_TEXT_CHARS } from '../../contract/messages.js';
 import { MODEL, scriptedModels, startSession, startWorker, uniqueId, type TestWorker } from '../support/harness.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { DecisionLog, auditInputs, historyClient, runHistories, until, workflowTaskFailures } from './audit.js';

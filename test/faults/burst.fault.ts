@@ -5,7 +5,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { messageSignal, snapshotQuery } from '../../workflows/api.js';
+import { messageSignal, snapshotQuery } from '../../contract/api.js';
 import { MODEL, message, scriptedModels, startSession, startWorker, type TestWorker } from '../support/harness.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { DecisionLog, auditInputs, runHistories, until, workflowTaskFailures } from './audit.js';

@@ -5,8 +5,8 @@
  * the first and last 1,000 inputs, so growth shows up as a trend, never as a flaky assert.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { messageSignal, snapshotQuery } from '../../workflows/api.js';
-import type { DecisionRecord } from '../../workflows/state.js';
+import { messageSignal, snapshotQuery } from '../../contract/api.js';
+import type { DecisionRecord } from '../../contract/state.js';
 import { message, scriptedModels, startSession, startWorker, type TestWorker } from '../support/harness.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { DecisionLog, auditInputs, carriedBytes, runHistories, until, workflowTaskFailures } from './audit.js';
@@ -118,7 +118,7 @@ it(
     expect(log.bySeq.size).toBe(INPUTS);
     expect(done.counts.bound).toBe(INPUTS);
     expect(failures.ours).toEqual([]);
-    // The documented cap (workflows/budget.ts CARRIED_CAP) holds for every hand-over.
+    // The documented cap (contract/budget.ts CARRIED_CAP) holds for every hand-over.
     expect(carried.every((bytes) => bytes <= 1024 * 1024)).toBe(true);
   },
   TEST_TIMEOUT_MS,

@@ -6,8 +6,8 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { decisionsQuery, messageSignal } from '../../workflows/api.js';
-import type { DecisionRecord } from '../../workflows/state.js';
+import { decisionsQuery, messageSignal } from '../../contract/api.js';
+import type { DecisionRecord } from '../../contract/state.js';
 import { OpenAIModels } from '../../models/openai-models.js';
 import type { Role, RoleModels } from '../../models/roles.js';
 import { MODEL, message, startSession, startWorker, userJson, type TestWorker } from '../support/harness.js';
@@ -118,7 +118,6 @@ function routedModels(server: ScriptedModelServer, closedPort: number): RoleMode
     extract: (r, c) => pick('extraction', r).extract(r, c),
     orchestrate: (r, c) => pick('orchestration', r).orchestrate(r, c),
     compact: (r, c) => pick('compaction', r).compact(r, c),
-    agent: (p, c) => pick('agent', p).agent(p, c),
     agentStep: (p, c) => pick('agent', p).agentStep(p, c),
     describe: () => good.describe(),
   };

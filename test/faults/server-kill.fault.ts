@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, inject, it } from 'vitest';
 import { startDevServer, type DevServer } from '../../dev/dev-server.js';
-import { messageSignal, snapshotQuery } from '../../workflows/api.js';
+import { messageSignal, snapshotQuery } from '../../contract/api.js';
 import { message, uniqueId } from '../support/harness.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { freePorts } from '../support/ports.js';

@@ -5,9 +5,9 @@
  */
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
-import { decisionsQuery, messageSignal, snapshotQuery } from '../../workflows/api.js';
-import type { DecisionRecord } from '../../workflows/state.js';
-import type { SessionView } from '../../workflows/view.js';
+import { decisionsQuery, messageSignal, snapshotQuery } from '../../contract/api.js';
+import type { DecisionRecord } from '../../contract/state.js';
+import type { SessionView } from '../../contract/queries.js';
 import { message, uniqueId } from '../support/harness.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { spawnWorker, type WorkerProcess } from '../support/spawn-worker.js';

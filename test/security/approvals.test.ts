@@ -14,9 +14,9 @@ import { IndexedCatalog } from '../../capabilities/catalog.js';
 import { McpCatalog } from '../../capabilities/mcp-catalog.js';
 import { parseMcpConfig } from '../../capabilities/mcp-config.js';
 import { withMcpToolsets } from '../../capabilities/mcp-toolsets.js';
-import { approvalSignal, resultUpdate, snapshotQuery } from '../../workflows/api.js';
-import type { TurnResult } from '../../workflows/turn-control.js';
-import type { SessionView } from '../../workflows/view.js';
+import { approvalSignal, resultUpdate, snapshotQuery } from '../../contract/api.js';
+import type { TurnResult } from '../../contract/queries.js';
+import type { SessionView } from '../../contract/queries.js';
 import {
   MODEL,
   decided,

@@ -6,9 +6,9 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowIdFor } from '../../workflows/ids.js';
-import { initialState } from '../../workflows/intake.js';
-import { snapshotQuery } from '../../workflows/api.js';
+import { workflowIdFor } from '../../contract/ids.js';
+import { initialState } from '../../workflows/state.js';
+import { snapshotQuery } from '../../contract/api.js';
 import {
   decided,
   scriptedModels,

@@ -6,12 +6,13 @@
  * is bounded, the fence is parsed without backtracking, and the scoring leaves the main thread.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { FAILURE } from '../../contract/failures.js';
 import { threadId } from 'node:worker_threads';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalModels } from '../../models/local-models.js';
-import { FailureType, parseModelJson, unfenced } from '../../models/model-errors.js';
-import { RelevanceOutput } from '../../models/roles.js';
+import { parseModelJson, unfenced } from '../../models/model-errors.js';
+import { RelevanceScores } from '../../contract/relevance.js';
 import { analyse, sentences } from '../../models/local/text.js';
 import {
   MAX_ANALYSED_CHARS,
@@ -20,7 +21,7 @@ import {
   MAX_TOKEN_CHARS,
   boundText,
 } from '../../models/local/text-bounds.js';
-import { MAX_TEXT_CHARS } from '../../workflows/schemas.js';
+import { MAX_TEXT_CHARS } from '../../contract/messages.js';
 
 /** The inputs of the finding, at the size limit of a message, and one five times over it. */
 const PATHOLOGICAL: Record<string, string> = {
@@ -83,8 +84,8 @@ describe('what the local provider analyses is bounded', () => {
 describe("parseModelJson's code fence", () => {
   it('reads a fence followed by 2,000 spaces as not JSON', () => {
     const answer = '```' + ' '.repeat(2_000);
-    expect(() => parseModelJson(answer, RelevanceOutput, 'relevance')).toThrow(
-      expect.objectContaining({ type: FailureType.InvalidOutput, message: expect.stringContaining('not JSON') }),
+    expect(() => parseModelJson(answer, RelevanceScores, 'relevance')).toThrow(
+      expect.objectContaining({ type: FAILURE.ModelInvalidOutput, message: expect.stringContaining('not JSON') }),
     );
   });
 
@@ -109,7 +110,7 @@ describe("parseModelJson's code fence", () => {
     expect(
       parseModelJson(
         '```json' + pad + '{"phaseRelevance":0.2,"sessionRelevance":0.9}' + pad + '```',
-        RelevanceOutput,
+        RelevanceScores,
         'r',
       ),
     ).toEqual({ phaseRelevance: 0.2, sessionRelevance: 0.9 });

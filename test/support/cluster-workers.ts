@@ -5,8 +5,8 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { inject } from 'vitest';
-import { decisionsQuery } from '../../workflows/api.js';
-import type { MessageInput } from '../../workflows/schemas.js';
+import { decisionsQuery } from '../../contract/api.js';
+import type { MessageInput } from '../../contract/messages.js';
 import type { ScriptedModelServer } from './model-server.js';
 import { spawnWorker, type WorkerProcess } from './spawn-worker.js';
 

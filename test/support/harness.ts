@@ -12,10 +12,10 @@ import { loadCatalogDir } from '../../capabilities/catalog-files.js';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { OpenAIModels } from '../../models/openai-models.js';
 import type { Role, RoleModels } from '../../models/roles.js';
-import { decisionsQuery, messageSignal, snapshotQuery } from '../../workflows/api.js';
-import type { DecisionRecord } from '../../workflows/state.js';
-import type { SessionInput } from '../../workflows/session.js';
-import type { MessageInput } from '../../workflows/schemas.js';
+import { decisionsQuery, messageSignal, snapshotQuery } from '../../contract/api.js';
+import type { DecisionRecord } from '../../contract/state.js';
+import type { SessionInput } from '../../contract/api.js';
+import type { MessageInput } from '../../contract/messages.js';
 import { temporalSessionDirectory } from '../../worker/session-directory.js';
 import type { RecordedRequest, ScriptedModelServer } from './model-server.js';
 

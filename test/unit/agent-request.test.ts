@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { clipToolOutput, toolResultText } from '../../capabilities/tool-output.js';
+import { toolResultText } from '../../capabilities/tool-output.js';
+import { clipToolOutput } from '../../contract/transcript.js';
 import { ToolArgumentValidator } from '../../capabilities/tool-arguments.js';
 import { agentRequest, nameTools, transcriptMessages, type ToolOffer } from '../../models/agent-request.js';
 import { agentAnswer } from '../../models/openai-models.js';
 import type { AgentStepPrompt } from '../../models/roles.js';
-import type { TranscriptItem } from '../../workflows/activity-contract.js';
+import type { TranscriptItem } from '../../contract/transcript.js';
 
 const offer = (tool: string, toolset: string | null = 'files'): ToolOffer => ({
   tool,

@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { initialState } from '../../workflows/intake.js';
-import type { ActiveTurn, SessionState } from '../../workflows/state.js';
+import { initialState } from '../../workflows/state.js';
+import type { ActiveTurn, SessionState } from '../../contract/state.js';
 import {
   applyApproval,
   approvalIdOf,
@@ -16,7 +16,7 @@ import {
   startStep,
   waitingApprovals,
 } from '../../workflows/tool-calls.js';
-import type { ResolvedToolCall } from '../../workflows/transcript.js';
+import type { ResolvedToolCall } from '../../contract/transcript.js';
 
 const call = (callId: string, args: object, extra: Partial<ResolvedToolCall> = {}): ResolvedToolCall => ({
   callId,

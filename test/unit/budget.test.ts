@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BUDGET, enforceBudget, trimToBytes } from '../../workflows/budget.js';
-import { clipBytes, jsonBytes, utf8Length } from '../../workflows/text.js';
-import { bindNext, initialState, intake } from '../../workflows/intake.js';
+import { BUDGET, enforceBudget, trimToBytes } from '../../contract/budget.js';
+import { clipBytes, jsonBytes, utf8Length } from '../../contract/text.js';
+import { bindNext, intake } from '../../workflows/intake.js';
+import { initialState } from '../../workflows/state.js';
 
 describe('utf8Length and clipBytes', () => {
   it('count UTF-8 bytes the way Temporal measures payloads', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applySelection, completeSelection, emptyCandidates } from '../../workflows/capabilities.js';
-import type { Capabilities } from '../../workflows/state.js';
+import { applySelection, completeSelection, emptyCandidates } from '../../workflows/capability-diff.js';
+import type { Capabilities } from '../../contract/state.js';
 
 const cap = (id: string) => ({ id, name: id.toUpperCase(), source: `catalog/${id}` });
 const current: Capabilities = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatInspect, formatTree } from '../../cli/format.js';
-import { initialState } from '../../workflows/intake.js';
+import { initialState } from '../../workflows/state.js';
 import { buildView } from '../../workflows/view.js';
 
 function view(parent?: string, children: Array<{ sessionId: string; goal: string; routed: number }> = []) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { COMPACT_TO_SHARE, itemsToCompact } from '../../workflows/context-window.js';
-import { jsonBytes } from '../../workflows/text.js';
-import type { TranscriptItem } from '../../workflows/transcript.js';
+import { jsonBytes } from '../../contract/text.js';
+import type { TranscriptItem } from '../../contract/transcript.js';
 
 /** A transcript of `turns` user/reply pairs of about 500 bytes each, seq 1..turns. */
 function transcript(turns: number): TranscriptItem[] {

@@ -32,7 +32,7 @@ import {
 } from '../../cli/eval-metrics.js';
 import { LocalModels } from '../../models/local-models.js';
 import { ScriptedModelServer } from '../support/model-server.js';
-import type { RelevanceScores } from '../../workflows/decide.js';
+import type { RelevanceScores } from '../../contract/relevance.js';
 
 const T = { high: 0.65, low: 0.35 };
 const pairs = (list: Array<[Expected, Predicted, number]>) =>

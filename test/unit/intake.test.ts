@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { bindNext, initialState, intake, refusal } from '../../workflows/intake.js';
-import { BUDGET } from '../../workflows/budget.js';
-import { jsonBytes } from '../../workflows/text.js';
-import { LIMITS } from '../../workflows/state.js';
+import { bindNext, intake, refusal } from '../../workflows/intake.js';
+import { initialState } from '../../workflows/state.js';
+import { BUDGET } from '../../contract/budget.js';
+import { jsonBytes } from '../../contract/text.js';
+import { LIMITS } from '../../contract/state.js';
 
 const fresh = (settings = {}) => initialState({ sessionId: 's1', settings });
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { initialState, intake } from '../../workflows/intake.js';
+import { intake } from '../../workflows/intake.js';
+import { initialState } from '../../workflows/state.js';
 import { SUB_SESSION_IDLE_MS, canIdleClose, closeIdle, idleTimeoutOf } from '../../workflows/lifecycle.js';
-import { SessionStart } from '../../workflows/schemas.js';
+import { SessionStart } from '../../contract/messages.js';
 import { renderDetails } from '../../workflows/view.js';
 
 const start = (extra: Partial<SessionStart> = {}) => initialState(SessionStart.parse({ sessionId: 's1', ...extra }));

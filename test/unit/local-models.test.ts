@@ -5,9 +5,10 @@ import { orchestrateLocally } from '../../models/local/orchestrate.js';
 import { RELATED_COSINE, judgeByRules, scoreRelevance } from '../../models/local/relevance.js';
 import { wordCosine } from '../../models/local/vectors.js';
 import { analyse, contentTerms, sentences } from '../../models/local/text.js';
-import type { AlignedTask, OrchestrateRequest } from '../../workflows/activity-contract.js';
-import { decide, type Band } from '../../workflows/decide.js';
-import type { Decision } from '../../workflows/state.js';
+import type { AlignedTask, OrchestrateRequest } from '../../contract/activity-contract.js';
+import type { Band } from '../../contract/relevance.js';
+import { decide } from '../../workflows/decide.js';
+import type { Decision } from '../../contract/state.js';
 
 const thresholds = { high: 0.65, low: 0.35 };
 const call = { timeoutMs: 1_000 };
@@ -386,19 +387,21 @@ describe('compaction', () => {
 
 describe('the local agent role', () => {
   it('never writes a reply and says how to get one', async () => {
-    const result = await models.agent(
+    const result = await models.agentStep(
       {
         sessionId: 's',
         goals: { session: 'g', phase: 'g' },
         decision: 'continue',
-        message: { text: 'hi', resources: [] },
+        summaries: [],
+        transcript: [{ kind: 'user', seq: 1, text: 'hi', resources: [] }],
         skills: [],
-        tools: [],
         memories: [],
+        tools: [],
+        step: 1,
       },
       call,
     );
-    expect(result).toEqual({ skipped: LOCAL_AGENT_SKIPPED });
+    expect(result).toEqual({ kind: 'skipped', reason: LOCAL_AGENT_SKIPPED });
     expect(LOCAL_AGENT_SKIPPED).toMatch(/OPENAI_API_KEY/);
   });
 

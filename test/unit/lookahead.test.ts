@@ -5,10 +5,11 @@
  * test/lookahead.test.ts checks on a real server that judging ahead changes no decision.
  */
 import { describe, expect, it } from 'vitest';
-import type { RelevanceRequest } from '../../workflows/activity-contract.js';
-import { bindNext, initialState, intake } from '../../workflows/intake.js';
+import type { RelevanceRequest } from '../../contract/relevance.js';
+import { bindNext, intake } from '../../workflows/intake.js';
+import { initialState } from '../../workflows/state.js';
 import { makeLookahead, relevanceRequest } from '../../workflows/lookahead.js';
-import type { SessionState } from '../../workflows/state.js';
+import type { SessionState } from '../../contract/state.js';
 
 interface Scores {
   phaseRelevance: number;

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bestFit, routingCandidates } from '../../workflows/routing.js';
-import { LIMITS, type ChildSession } from '../../workflows/state.js';
+import { LIMITS, type ChildSession } from '../../contract/state.js';
 
 const thresholds = { high: 0.65, low: 0.35 };
 const child = (n: number): ChildSession => ({

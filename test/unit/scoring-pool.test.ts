@@ -1,8 +1,8 @@
 /** The local provider's scoring threads: same answers as on the calling thread, and every way a task can end. */
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE } from '../../contract/failures.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalModels } from '../../models/local-models.js';
-import { FailureType } from '../../models/model-errors.js';
 import { ScoringPool } from '../../models/local/scoring-pool.js';
 import type { LocalRoleSettings, LocalRoleTask } from '../../models/local/local-roles.js';
 
@@ -49,7 +49,7 @@ describe('LocalModels with scoring threads', () => {
   it('reports a phase with nothing to summarise as invalid output, as on the calling thread', async () => {
     const error = await pooled.compact({ phaseGoal: 'x', inputs: ['ok', 'thanks'] }, call).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApplicationFailure);
-    expect((error as ApplicationFailure).type).toBe(FailureType.InvalidOutput);
+    expect((error as ApplicationFailure).type).toBe(FAILURE.ModelInvalidOutput);
   });
 });
 
@@ -78,7 +78,7 @@ describe('ScoringPool', () => {
       // The thread is still loading its models (seconds), far beyond a 1 ms budget.
       const error = await pool.run(relevance('Add a FAQ'), settings, { timeoutMs: 1 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ApplicationFailure);
-      expect((error as ApplicationFailure).type).toBe(FailureType.Timeout);
+      expect((error as ApplicationFailure).type).toBe(FAILURE.ModelTimeout);
       expect((error as ApplicationFailure).nonRetryable).toBeFalsy();
       expect(pool.threadIds()).not.toContain(before);
       expect((await pool.run(relevance('Add a FAQ'), settings, call)).sessionRelevance).toBeGreaterThanOrEqual(0);

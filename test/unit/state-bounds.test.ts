@@ -4,12 +4,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BUDGET, CARRIED_CAP, enforceBudget } from '../../workflows/budget.js';
+import { BUDGET, CARRIED_CAP, enforceBudget } from '../../contract/budget.js';
 import { capCarriedState } from '../../workflows/carried.js';
-import { applyControl } from '../../workflows/control.js';
-import { bindNext, initialState, intake, restoreState } from '../../workflows/intake.js';
-import { LIMITS, type SessionState } from '../../workflows/state.js';
-import { jsonBytes, utf8Length } from '../../workflows/text.js';
+import { applyControl } from '../../workflows/commands.js';
+import { bindNext, intake } from '../../workflows/intake.js';
+import { initialState, restoreState } from '../../workflows/state.js';
+import { LIMITS, type SessionState } from '../../contract/state.js';
+import { jsonBytes, utf8Length } from '../../contract/text.js';
 
 const emoji = (chars: number) => '😀'.repeat(chars / 2);
 const fresh = (settings = {}) => initialState({ sessionId: 'bounds', settings });

@@ -65,8 +65,9 @@ export const MessageInput = z
   .strict();
 export type MessageInput = z.infer<typeof MessageInput>;
 
-export const SubmitResult = z.object({ seq: z.number().int().positive(), duplicate: z.boolean() });
-export type SubmitResult = z.infer<typeof SubmitResult>;
+/** How a Session recorded a message: its seq, and whether it had seen the messageId before. `submit` answers it. */
+export const Recorded = z.object({ seq: z.number().int().positive(), duplicate: z.boolean() });
+export type Recorded = z.infer<typeof Recorded>;
 
 /**
  * An answer to one tool call waiting for approval. `approvalId` is the waiting call's own id as

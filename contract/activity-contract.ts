@@ -6,29 +6,32 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
-import { SelectionSchema, type Candidates, type PartialSelection } from './capabilities.js';
-import type { RelevanceScores } from './decide.js';
-import type { HandOverReason, MessageInput, ResourceRef, Settings } from './schemas.js';
+import { Recorded, type HandOverReason, type MessageInput, type ResourceRef, type Settings } from './messages.js';
+import type { RelevanceRequest, RelevanceScores } from './relevance.js';
+import { Cap, type Decision } from './state.js';
 import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
 
-export {
-  BUILTIN_TOOLS,
-  ResolvedToolCall,
-  TOOL_OUTPUT_BYTES,
-  ToolCallRef,
-  ToolCallStatus,
-  ToolExchange,
-  TranscriptItem,
-} from './transcript.js';
-import type { Cap, Decision } from './state.js';
+export const Candidate = Cap.extend({ score: z.number() });
+export type Candidate = z.infer<typeof Candidate>;
 
-/** The relevance role's answer: two scores in [0, 1]. */
-export const RelevanceOutput = z
-  .object({
-    phaseRelevance: z.number().min(0).max(1),
-    sessionRelevance: z.number().min(0).max(1),
-  })
-  .strip();
+/** Recall's answer: scored candidates per capability kind. */
+export const Candidates = z.object({
+  skills: z.array(Candidate),
+  toolsets: z.array(Candidate),
+  memories: z.array(Candidate),
+});
+export type Candidates = z.infer<typeof Candidates>;
+
+/**
+ * The orchestrator's answer as received. A kind it leaves out (or sends as null) keeps its current capabilities: an
+ * omission is not a selection, and nothing is cleared before a replacement has been selected.
+ */
+export const PartialSelection = z.object({
+  skills: z.array(z.string()).nullish(),
+  toolsets: z.array(z.string()).nullish(),
+  memories: z.array(z.string()).nullish(),
+});
+export type PartialSelection = z.infer<typeof PartialSelection>;
 
 /** The extraction role's answer: retrieval terms, trimmed and de-duplicated. */
 export const ExtractionOutput = z.object({
@@ -42,20 +45,13 @@ export const ExtractionOutput = z.object({
  * The orchestrator's answer: ids per kind; a kind left out keeps its current capabilities. An answer
  * with no kind at all is not a selection but a malformed answer: it must fall back visibly.
  */
-export const OrchestrationOutput = SelectionSchema.refine(
+export const OrchestrationOutput = PartialSelection.refine(
   (s) => s.skills != null || s.toolsets != null || s.memories != null,
   'expected at least one of skills, toolsets, memories',
 );
 
 /** The compaction role's answer. */
 export const CompactionOutput = z.object({ summary: z.string().trim().min(1) });
-
-/** What the relevance role may see: the message, its resource refs and the two goals. Nothing else. */
-export interface RelevanceRequest {
-  message: { text: string; resources: ResourceRef[] };
-  phaseGoal: string;
-  sessionGoal: string;
-}
 
 /** The task after alignment: the goals it now serves and the input that led there. */
 export interface AlignedTask {
@@ -92,18 +88,6 @@ export interface CompactRequest {
   inputs: string[];
 }
 export type CompactResult = z.infer<typeof CompactionOutput>;
-
-export interface AgentTurnRequest {
-  sessionId: string;
-  goals: { session: string; phase: string };
-  decision: Decision;
-  message: { text: string; resources: ResourceRef[] };
-  skills: string[];
-  toolsets: string[];
-  memories: string[];
-}
-export const AgentTurnResult = z.union([z.object({ reply: z.string() }), z.object({ skipped: z.string() })]);
-export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
 
 // ---- the inner execution loop (agent steps and tool calls) ------------------------------------------
 
@@ -176,8 +160,9 @@ export interface HandOverRequest {
   sessionId: string;
   message: MessageInput;
 }
-export const HandOverResult = z.object({ seq: z.number().int(), duplicate: z.boolean() });
-export type HandOverResult = z.infer<typeof HandOverResult>;
+/** The receiving Session's answer to `submit`. */
+export const HandOverResult = Recorded;
+export type HandOverResult = Recorded;
 
 /** Every activity the Session workflow schedules. */
 export interface SessionActivities {
@@ -186,7 +171,6 @@ export interface SessionActivities {
   recall(request: RecallRequest): Promise<Candidates>;
   orchestrate(request: OrchestrateRequest): Promise<PartialSelection>;
   compact(request: CompactRequest): Promise<CompactResult>;
-  agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
   createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;
   handOver(request: HandOverRequest): Promise<HandOverResult>;
 }
@@ -195,4 +179,24 @@ export interface SessionActivities {
 export interface AgentActivities {
   agentStep(request: AgentStepRequest): Promise<AgentStepResult>;
   runTool(request: RunToolRequest): Promise<RunToolResult>;
+}
+
+/**
+ * The business agent's single call, as Sessions made it before the agent loop. No worker runs it any
+ * more; the workflow still schedules it when it replays a history recorded before `patched('agent-loop')`
+ * (docs/patches.md), and replay never runs the activity.
+ */
+export interface AgentTurnRequest {
+  sessionId: string;
+  goals: { session: string; phase: string };
+  decision: Decision;
+  message: { text: string; resources: ResourceRef[] };
+  skills: string[];
+  toolsets: string[];
+  memories: string[];
+}
+export const AgentTurnResult = z.union([z.object({ reply: z.string() }), z.object({ skipped: z.string() })]);
+export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
+export interface RetiredActivities {
+  agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
 }

@@ -4,20 +4,39 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { CONTROL_SIGNALS, type ControlKind } from './control-signals.js';
-import type { SubmitResult } from './schemas.js';
-import type { TurnResult } from './turn-control.js';
-import type { Capabilities, DecisionRecord, Goal, SessionView } from './view.js';
-import type { BoundInput, OutOfScopeRequest } from './state.js';
+import type { SessionStart, Recorded } from './messages.js';
+import {
+  RESULT_WAIT_MAX_MS,
+  type GoalsResult,
+  type LimitArgument,
+  type SessionView,
+  type TurnResult,
+} from './queries.js';
+import type { BoundInput, Capabilities, DecisionRecord, OutOfScopeRequest, SessionState } from './state.js';
 
 export const WORKFLOW_TYPE = 'session';
 export const DEFAULT_TASK_QUEUE = 'sessions';
 
+/** The workflow argument: the public start argument, plus state carried across continue-as-new. */
+export type SessionInput = SessionStart & { carried?: unknown };
+
+/** What a Session returns when it closes. */
+export interface SessionResult {
+  sessionId: string;
+  status: SessionState['status'];
+  lastSeq: number;
+  runs: number;
+}
+
+/** The signature of workflow type `session`, for typed client handles (clients never import workflows/). */
+export type SessionWorkflow = (input: SessionInput) => Promise<SessionResult>;
+
 /** The only task input. Payload: MessageInput. Invalid payloads are recorded as rejections. */
 export const messageSignal = defineSignal<[unknown]>('message');
 /** Same payload as `message`; returns `{ seq, duplicate }` once recorded. Its validator rejects bad input. */
-export const submitUpdate = defineUpdate<SubmitResult, [unknown]>('submit');
+export const submitUpdate = defineUpdate<Recorded, [unknown]>('submit');
 /**
- * Waits (at most 60 s) until the input with this seq has its decision and its agent turn has ended,
+ * Waits (at most RESULT_WAIT_MAX_MS) until the input with this seq has its decision and its agent turn has ended,
  * or the turn waits for an approval or an external tool result; returns the decision record. Payload:
  * ResultRequest `{ seq, timeoutMs? }`.
  */
@@ -35,11 +54,11 @@ export const CONTROL_SIGNAL_DEFINITIONS = {
   command: commandSignal,
 } as const satisfies Record<ControlKind, unknown>;
 
-export const goalsQuery = defineQuery<{ session: Goal | null; phase: Goal | null }>('goals');
+export const goalsQuery = defineQuery<GoalsResult>('goals');
 export const capabilitiesQuery = defineQuery<Capabilities>('capabilities');
-export const decisionsQuery = defineQuery<DecisionRecord[], [{ limit?: number }?]>('decisions');
+export const decisionsQuery = defineQuery<DecisionRecord[], [LimitArgument?]>('decisions');
 export const snapshotQuery = defineQuery<SessionView>('snapshot');
-export const historyQuery = defineQuery<BoundInput[], [{ limit?: number }?]>('history');
+export const historyQuery = defineQuery<BoundInput[], [LimitArgument?]>('history');
 export const outOfScopeQuery = defineQuery<OutOfScopeRequest[]>('outOfScope');
 
 /** Shown by the Temporal Web UI next to each handler, so its forms explain themselves. */
@@ -52,8 +71,7 @@ export const DESCRIPTIONS = {
   toolResult: CONTROL_SIGNALS.toolResult.description,
   notification: CONTROL_SIGNALS.notification.description,
   command: CONTROL_SIGNALS.command.description,
-  result:
-    'Waits (at most 60 s) for the input {"seq": number, "timeoutMs"?: number} to be decided and its agent turn to end or wait for an approval or a tool result; returns {"seq", "status", "outcome", "record"}.',
+  result: `Waits (at most ${RESULT_WAIT_MAX_MS / 1000} s) for the input {"seq": number, "timeoutMs"?: number} to be decided and its agent turn to end or wait for an approval or a tool result; returns {"seq", "status", "outcome", "record"}.`,
   goals: 'Session-wide and current-phase goals: {"session": Goal|null, "phase": Goal|null}.',
   capabilities: 'Loaded skills, toolsets and memories with id, name and source, and the capability revision.',
   decisions: 'Recent decision records, newest last. Optional argument {"limit": number}.',

@@ -4,13 +4,13 @@
  * is never taken for an approval.
  */
 import { condition } from '@temporalio/workflow';
-import { z } from 'zod';
-import type { ControlKind } from './control-signals.js';
-import type { ControlResult } from './control.js';
+import type { ControlKind } from '../contract/control-signals.js';
+import type { ControlResult } from './commands.js';
 import { recordRejection } from './intake.js';
 import { recordApprovalResolved } from './metrics.js';
-import { ApprovalInput, ToolResultInput } from './schemas.js';
-import { DecisionRecord, TurnOutcome, type SessionState } from './state.js';
+import { ApprovalInput, ToolResultInput } from '../contract/messages.js';
+import { ResultRequest, type TurnResult } from '../contract/queries.js';
+import type { SessionState, TurnOutcome } from '../contract/state.js';
 import { applyApproval, applyToolResult, clipReason, pendingRecordCalls } from './tool-calls.js';
 
 /**
@@ -47,26 +47,6 @@ export function applyToTurn(
     if (boundApprovals) result.event.summary = clipReason(`refused: ${why}`);
   }
 }
-
-/** The `result` update's argument: the input's seq (as `submit` returned it) and how long to wait. */
-export const ResultRequest = z
-  .object({
-    seq: z.number().int().positive(),
-    /** How long to wait for the turn to end or to wait for someone; at most 60 s. */
-    timeoutMs: z.number().int().min(0).max(60_000).default(30_000),
-  })
-  .strict();
-export type ResultRequest = z.infer<typeof ResultRequest>;
-
-/** What the `result` update returns. */
-export const TurnResult = z.object({
-  seq: z.number().int(),
-  /** `done`: the record is final. `waiting`: the turn waits for an approval or a tool result. `pending`: not yet. */
-  status: z.enum(['done', 'waiting', 'pending', 'unknown']),
-  outcome: TurnOutcome.nullable(),
-  record: DecisionRecord.nullable(),
-});
-export type TurnResult = z.infer<typeof TurnResult>;
 
 /** The input's state as the `result` update reports it now. */
 export function resultOf(state: SessionState, seq: number): TurnResult {

@@ -5,13 +5,33 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
-import { ResourceRef } from './schemas.js';
+import { ResourceRef } from './messages.js';
+import { utf8Length } from './text.js';
 
 /** Longest tool output kept in the transcript, in UTF-8 bytes; longer output is clipped and marked. */
 export const TOOL_OUTPUT_BYTES = 8 * 1024;
 
-/** Built-in tools: offered to every agent turn, run by the Session itself (never by an MCP server). */
-export const BUILTIN_TOOLS = ['session_create_sub', 'memory_save'] as const;
+/**
+ * Tool output as the model sees it: `text`, or its longest prefix (whole characters) followed by
+ * `…[clipped: N bytes]`, so that the whole is at most `maxBytes` UTF-8 bytes. The worker clips what a
+ * tool returns and the workflow what it is handed, with this one function, so output clipped once
+ * passes the second time unchanged.
+ */
+export function clipToolOutput(text: string, maxBytes: number = TOOL_OUTPUT_BYTES): string {
+  const size = utf8Length(text);
+  if (size <= maxBytes) return text;
+  // The marker is sized for the largest count it could show, so the result never exceeds maxBytes.
+  const room = maxBytes - utf8Length(`\n…[clipped: ${size} bytes]`);
+  let kept = 0;
+  let end = 0;
+  for (const char of text) {
+    const bytes = utf8Length(char);
+    if (kept + bytes > room) break;
+    kept += bytes;
+    end += char.length;
+  }
+  return `${text.slice(0, end)}\n…[clipped: ${size - kept} bytes]`;
+}
 
 /** One tool call as the model made it; `arguments` is the model's raw JSON text. */
 export const ToolCallRef = z.object({ callId: z.string().min(1), tool: z.string().min(1), arguments: z.string() });

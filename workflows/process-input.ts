@@ -4,18 +4,19 @@
  * ended, then hand the aligned state to the business agent.
  */
 import { isCancellation, patched } from '@temporalio/workflow';
-import type { AlignedTask } from './activity-contract.js';
-import { applySelection, completeSelection, emptyCandidates, type Candidates } from './capabilities.js';
-import { openPhase } from './control.js';
+import type { AlignedTask } from '../contract/activity-contract.js';
+import { applySelection, completeSelection, emptyCandidates } from './capability-diff.js';
+import { type Candidates } from '../contract/activity-contract.js';
+import { compactPhase, openPhase } from './phases.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
-import { startAgentTurn, finishRecord, type TurnExit } from './agent-turn.js';
-import { BUDGET } from './budget.js';
+import { startAgentTurn, finishRecord, type TurnExit } from './agent-loop.js';
+import { BUDGET } from '../contract/budget.js';
 import { relevanceRequest } from './lookahead.js';
 import { routeOutOfScope } from './routing.js';
 import type { SessionContext } from './session-context.js';
 import { describeFailure, runStage, skipStage } from './stage-runner.js';
-import { LIMITS, STAGE, keepLast, type BoundInput, type DecisionRecord, type Goal } from './state.js';
-import { clipBytes } from './text.js';
+import { LIMITS, STAGE, keepLast, type BoundInput, type DecisionRecord, type Goal } from '../contract/state.js';
+import { clipBytes } from '../contract/text.js';
 
 /**
  * Processes one bound input: the task-control loop, then the agent turn. The decision record is
@@ -220,24 +221,6 @@ async function prepareEnvironment(
     record.dropped = applied.dropped;
     return Promise.resolve(applied);
   });
-}
-
-/** Offers the finished phase to the compaction role; failure leaves it uncompacted. */
-async function compactPhase(ctx: SessionContext, phaseIndex: number, record: DecisionRecord): Promise<void> {
-  const { state, activities } = ctx;
-  const phase = state.phases.find((p) => p.index === phaseIndex);
-  if (!phase) return;
-  const inputs = state.history.filter((h) => h.phaseIndex === phaseIndex).map((h) => h.text);
-  const result = await runStage(record, STAGE.compact, ctx.show, () =>
-    activities.compact({ phaseGoal: phase.goal.text, inputs }),
-  );
-  if (result.ok) {
-    phase.compaction = 'compacted';
-    phase.summary = result.value.summary.slice(0, LIMITS.replyChars);
-  } else {
-    phase.compaction = 'failed';
-    record.fallbacks.push(`compaction: ${result.reason}; phase kept uncompacted`);
-  }
 }
 
 /** The business agent's single call, as Sessions made it before the tool loop (kept for replay). */

@@ -2,12 +2,13 @@
  * Non-task inputs: approval decisions, tool results, system notifications and deterministic
  * commands. They have their own paths, never reach the relevance role and never become task inputs.
  */
-import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from './control-signals.js';
-import type { CommandInput } from './schemas.js';
-import { BUDGET } from './budget.js';
+import { openPhase } from './phases.js';
+import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../contract/control-signals.js';
+import type { CommandInput } from '../contract/messages.js';
+import { BUDGET } from '../contract/budget.js';
 import { recordRejection } from './intake.js';
-import { clipBytes, describeIssues } from './text.js';
-import { LIMITS, keepLast, type ControlEvent, type Goal, type SessionState } from './state.js';
+import { clipBytes, describeIssues } from '../contract/text.js';
+import { LIMITS, keepLast, type ControlEvent, type Goal, type SessionState } from '../contract/state.js';
 
 export type { ControlKind };
 
@@ -26,25 +27,6 @@ export function setGoals(state: SessionState, patch: { session?: string; phase?:
   } else if (state.goals.phase === null && state.goals.session !== null) {
     openPhase(state, state.goals.session, 'skipped');
   }
-}
-
-/** Ends the current phase (if any) with the given compaction state and starts a new one with `goal`. */
-export function openPhase(state: SessionState, goal: Goal, endedAs: 'open' | 'skipped'): void {
-  const previous = state.phases.at(-1);
-  if (previous && previous.endedAtSeq === null) {
-    previous.endedAtSeq = Math.max(previous.startedAtSeq, goal.setAtSeq - 1);
-    previous.compaction = endedAs === 'skipped' ? 'skipped' : previous.compaction;
-  }
-  state.goals.phase = goal;
-  state.phases.push({
-    index: previous ? previous.index + 1 : 0,
-    goal,
-    startedAtSeq: goal.setAtSeq,
-    endedAtSeq: null,
-    compaction: 'open',
-    summary: null,
-  });
-  keepLast(state.phases, LIMITS.phases);
 }
 
 /**

@@ -6,15 +6,17 @@
  * server restarts and continue-as-new; a restart never runs a tool without its approval.
  */
 import { condition, isCancellation } from '@temporalio/workflow';
-import type { AgentStepRequest } from './activity-contract.js';
-import { enforceBudget } from './budget.js';
+import { CreateSubArgs } from '../contract/builtin-tools.js';
+import { describeIssues } from '../contract/text.js';
+import type { AgentStepRequest } from '../contract/activity-contract.js';
+import { enforceBudget } from '../contract/budget.js';
 import { recordApprovalRequested, recordDecision, recordDegraded } from './metrics.js';
 import { contextWindow } from './context-window.js';
 import type { SessionContext } from './session-context.js';
 import { describeFailure } from './stage-runner.js';
-import { LIMITS, STAGE, keepLast, type ActiveTurn, type BoundInput, type TurnOutcome } from './state.js';
+import { LIMITS, STAGE, keepLast, type ActiveTurn, type BoundInput, type TurnOutcome } from '../contract/state.js';
 import { clipReason, finishCall, interruptCalls, nextAction, sealStep, startStep } from './tool-calls.js';
-import type { PendingCall } from './state.js';
+import type { PendingCall } from '../contract/state.js';
 
 /** How a turn left off: finished (its record is in `decisions`), or parked to continue as new. */
 export type TurnExit = 'finished' | 'parked';
@@ -112,14 +114,20 @@ async function runCall(
   ctx.show(STAGE.agent);
   try {
     if (via === 'session_create_sub') {
-      const args = JSON.parse(call.arguments) as { text: string; resources?: BoundInput['resources'] };
+      // The worker checked the arguments against the derived JSON Schema; this parse only types them.
+      const parsed = CreateSubArgs.safeParse(parseJson(call.arguments));
+      if (!parsed.success) {
+        finishCall(call, 'error', `invalid arguments for ${call.tool}: ${describeIssues(parsed.error)}`);
+        return;
+      }
+      const args = parsed.data;
       const created = await ctx.cancellable(() =>
         ctx.activities.createSubSession({
           parentSessionId: state.sessionId,
           taskQueue: ctx.taskQueue,
           profile: 'sub-session',
           settings: state.settings,
-          message: { messageId: `tool:${call.callId}`, text: args.text, resources: args.resources ?? [] },
+          message: { messageId: `tool:${call.callId}`, text: args.text, resources: args.resources },
           requestKey: `tool:${call.callId}`,
           reason: 'delegated',
         }),
@@ -204,4 +212,13 @@ export function finishRecord(ctx: SessionContext, record: ActiveTurn['record']):
   keepLast(state.decisions, state.settings.keepDecisions);
   state.counts.byDecision[record.decision] = (state.counts.byDecision[record.decision] ?? 0) + 1;
   enforceBudget(state);
+}
+
+/** JSON text as a value; text that is not JSON is returned as is, for the schema to refuse. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }

@@ -3,33 +3,11 @@
  * workflow commits the result only after a selection has succeeded, so capabilities are never
  * cleared before their replacement is known.
  */
-import { z } from 'zod';
-import { CAP_KINDS, Cap, type CapKind, type Capabilities, type CapabilityDiff } from './state.js';
-
-export const Candidate = Cap.extend({ score: z.number() });
-export type Candidate = z.infer<typeof Candidate>;
-
-/** Recall's answer: scored candidates per capability kind. */
-export const CandidatesSchema = z.object({
-  skills: z.array(Candidate),
-  toolsets: z.array(Candidate),
-  memories: z.array(Candidate),
-});
-export type Candidates = z.infer<typeof CandidatesSchema>;
+import type { Candidates, PartialSelection } from '../contract/activity-contract.js';
+import { CAP_KINDS, type CapKind, type Capabilities, type CapabilityDiff } from '../contract/state.js';
 
 /** The ids to load, per kind. */
 export type Selection = Record<CapKind, string[]>;
-
-/**
- * The orchestrator's answer as received. A kind it leaves out (or sends as null) keeps its current capabilities: an
- * omission is not a selection, and nothing is cleared before a replacement has been selected.
- */
-export const SelectionSchema = z.object({
-  skills: z.array(z.string()).nullish(),
-  toolsets: z.array(z.string()).nullish(),
-  memories: z.array(z.string()).nullish(),
-});
-export type PartialSelection = z.infer<typeof SelectionSchema>;
 
 export function completeSelection(answer: PartialSelection, current: Capabilities): Selection {
   const ids = (kind: CapKind) => answer[kind] ?? current[kind].map((c) => c.id);

@@ -7,7 +7,7 @@
  * Pure module: safe to import from workflow code.
  */
 import type { z } from 'zod';
-import { ApprovalInput, CommandInput, NotificationInput, ToolResultInput } from './schemas.js';
+import { ApprovalInput, CommandInput, NotificationInput, ToolResultInput } from './messages.js';
 import { clip } from './text.js';
 
 interface ControlSpec<S extends z.ZodType> {

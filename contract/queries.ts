@@ -1,0 +1,93 @@
+/**
+ * The arguments and results of the Session's queries and of the `result` update, as zod schemas:
+ * the client's types are inferred from them and `npm run contract` publishes them as JSON Schema.
+ *
+ * Pure module: safe to import from workflow code.
+ */
+import { z } from 'zod';
+import { Settings } from './messages.js';
+import { Capabilities, DecisionRecord, Goal, SESSION_STAGES, SessionState, TurnOutcome } from './state.js';
+
+/** The longest the `result` update waits, in ms. */
+export const RESULT_WAIT_MAX_MS = 60_000;
+
+/** Result of the `goals` query. */
+export const GoalsResult = z.object({ session: Goal.nullable(), phase: Goal.nullable() });
+export type GoalsResult = z.infer<typeof GoalsResult>;
+
+/** The optional argument of the `decisions` and `history` queries. */
+export const LimitArgument = z.object({ limit: z.number().int().positive().optional() }).strict();
+export type LimitArgument = z.infer<typeof LimitArgument>;
+
+/** The `snapshot` query: everything an operator needs at a glance. */
+export const SessionView = z.object({
+  sessionId: z.string(),
+  parentSessionId: z.string().nullable(),
+  profile: z.string(),
+  status: SessionState.shape.status,
+  stage: z.enum(SESSION_STAGES),
+  run: z.number().int(),
+  queueLength: z.number().int(),
+  seq: z.object({ lastAccepted: z.number().int(), lastBound: z.number().int() }),
+  counts: SessionState.shape.counts,
+  goals: SessionState.shape.goals,
+  phase: z
+    .object({
+      index: z.number().int(),
+      startedAtSeq: z.number().int(),
+      previous: z.array(
+        z.object({ index: z.number().int(), goal: z.string(), compaction: z.string(), summary: z.string().nullable() }),
+      ),
+    })
+    .nullable(),
+  capabilities: Capabilities,
+  lastDecision: DecisionRecord.nullable(),
+  pendingOutOfScope: z.number().int(),
+  children: SessionState.shape.children,
+  recentRejections: SessionState.shape.rejections,
+  /** The last control events: approvals, tool results, notifications, commands and an idle close. */
+  recentControlEvents: SessionState.shape.controlEvents,
+  settings: Settings,
+  /** The agent turn in progress, if any. */
+  turn: z.object({ seq: z.number().int(), steps: z.number().int(), interrupted: z.boolean() }).nullable(),
+  /**
+   * Tool calls waiting now until a person approves or rejects them. The `approval` signal answers one
+   * by its `approvalId` (`<seq>:<step>:<callId>`), optionally with its `argumentsHash`.
+   */
+  pendingApprovals: z.array(
+    z.object({
+      approvalId: z.string(),
+      /** SHA-256 (hex) of the call's full arguments; an approval that carries it answers only these arguments. */
+      argumentsHash: z.string(),
+      callId: z.string(),
+      seq: z.number().int(),
+      tool: z.string(),
+      arguments: z.string(),
+      requestedAt: z.number().nullable(),
+    }),
+  ),
+  /** External tool calls waiting for a `toolResult` signal with their callId. */
+  pendingToolCalls: z.array(
+    z.object({ callId: z.string(), seq: z.number().int(), tool: z.string(), arguments: z.string() }),
+  ),
+});
+export type SessionView = z.infer<typeof SessionView>;
+/** The `result` update's argument: the input's seq (as `submit` returned it) and how long to wait. */
+export const ResultRequest = z
+  .object({
+    seq: z.number().int().positive(),
+    /** How long to wait for the turn to end or to wait for someone; at most RESULT_WAIT_MAX_MS. */
+    timeoutMs: z.number().int().min(0).max(RESULT_WAIT_MAX_MS).default(30_000),
+  })
+  .strict();
+export type ResultRequest = z.infer<typeof ResultRequest>;
+
+/** What the `result` update returns. */
+export const TurnResult = z.object({
+  seq: z.number().int(),
+  /** `done`: the record is final. `waiting`: the turn waits for an approval or a tool result. `pending`: not yet. */
+  status: z.enum(['done', 'waiting', 'pending', 'unknown']),
+  outcome: TurnOutcome.nullable(),
+  record: DecisionRecord.nullable(),
+});
+export type TurnResult = z.infer<typeof TurnResult>;

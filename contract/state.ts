@@ -1,0 +1,331 @@
+/**
+ * The Session's durable state: plain JSON with a schemaVersion, carried across continue-as-new and
+ * parsed on entry. Everything here is bounded, however long the Session lives.
+ *
+ * Pure module: safe to import from workflow code.
+ */
+import { z } from 'zod';
+import { HandOverReason, ResourceRef, Sender, Settings } from './messages.js';
+import { ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
+
+/** Version of the carried state; older versions are migrated on entry (workflows/state.ts restoreState). */
+export const SCHEMA_VERSION = 2;
+
+/**
+ * User-facing stage names, referred to by key. The values are wire contract: they show in the Web
+ * UI's current details, the `SessionStage` search attribute and `snapshot().stage`.
+ */
+export const STAGE = {
+  understand: 'Understanding the task meaning',
+  extract: 'Extracting task terms',
+  discover: 'Discovering task capabilities',
+  orchestrate: 'Orchestrating the task',
+  apply: 'Applying the task environment',
+  compact: 'Compacting the previous phase',
+  route: 'Routing the request',
+  agent: 'Running the agent',
+  waitingApproval: 'Waiting for approval',
+  waitingTool: 'Waiting for a tool result',
+  idle: 'Idle',
+  paused: 'Paused',
+  closed: 'Closed',
+} as const;
+/** The five task-control stages, in the order they can run. */
+export const TASK_CONTROL_STAGES = [
+  STAGE.understand,
+  STAGE.extract,
+  STAGE.discover,
+  STAGE.orchestrate,
+  STAGE.apply,
+] as const;
+/** Every value of the SessionStage search attribute and of `snapshot().stage`. */
+export const SESSION_STAGES = Object.values(STAGE);
+export type SessionStage = (typeof STAGE)[keyof typeof STAGE];
+
+export const DECISIONS = [
+  'initialize',
+  'continue',
+  'new-phase',
+  'out-of-scope',
+  'conflict',
+  'uncertain',
+  'degraded',
+] as const;
+export const Decision = z.enum(DECISIONS);
+export type Decision = z.infer<typeof Decision>;
+
+export const Goal = z.object({ text: z.string(), resources: z.array(ResourceRef), setAtSeq: z.number().int() });
+export type Goal = z.infer<typeof Goal>;
+
+export const Cap = z.object({ id: z.string(), name: z.string(), source: z.string() });
+export type Cap = z.infer<typeof Cap>;
+export const CAP_KINDS = ['skills', 'toolsets', 'memories'] as const;
+export type CapKind = (typeof CAP_KINDS)[number];
+
+export const Capabilities = z.object({
+  skills: z.array(Cap),
+  toolsets: z.array(Cap),
+  memories: z.array(Cap),
+  revision: z.number().int().nonnegative(),
+});
+export type Capabilities = z.infer<typeof Capabilities>;
+
+export const CapabilityDiff = z.object({
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  kept: z.array(z.string()),
+});
+export type CapabilityDiff = z.infer<typeof CapabilityDiff>;
+
+export const StageRecord = z.object({
+  stage: z.string(),
+  startedAt: z.number(),
+  endedAt: z.number(),
+  /** `ok`, `fallback: <why>` or `skipped: <why>`. */
+  outcome: z.string(),
+});
+export type StageRecord = z.infer<typeof StageRecord>;
+
+/** How the business agent's turn for an input ended (or, while it waits, where it stands). */
+export const TURN_OUTCOMES = [
+  'replied',
+  'waiting-approval',
+  'waiting-tool',
+  'interrupted',
+  'guarded',
+  'failed',
+  'skipped',
+] as const;
+export const TurnOutcome = z.enum(TURN_OUTCOMES);
+export type TurnOutcome = z.infer<typeof TurnOutcome>;
+
+/** Who answered a call that waited for approval, how, and when (workflow time). */
+export const ApprovalRecord = z.object({
+  approved: z.boolean(),
+  /** The approver as the `approval` signal named them; null when it named nobody. */
+  by: z.string().nullable(),
+  note: z.string().nullable(),
+  at: z.number(),
+});
+export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
+
+/** One tool call as the decision record shows it (arguments and result clipped). */
+export const AgentToolCall = z.object({
+  callId: z.string(),
+  tool: z.string(),
+  arguments: z.string(),
+  status: ToolCallStatus,
+  result: z.string().nullable(),
+  /** Set when the call waited for approval and someone answered (added in schemaVersion 2). */
+  approval: ApprovalRecord.nullable().default(null),
+});
+export type AgentToolCall = z.infer<typeof AgentToolCall>;
+
+/** The business-agent turn after alignment. Kept apart from `stages`, which are the alignment stages. */
+export const AgentOutcome = z.object({
+  outcome: TurnOutcome,
+  reason: z.string().nullable(),
+  startedAt: z.number(),
+  endedAt: z.number(),
+  // Added in schemaVersion 2 (the tool loop); defaults keep version-1 records valid.
+  reply: z.string().nullable().default(null),
+  steps: z.number().int().nonnegative().default(0),
+  toolCalls: z.array(AgentToolCall).default([]),
+});
+export type AgentOutcome = z.infer<typeof AgentOutcome>;
+
+export const DecisionRecord = z.object({
+  seq: z.number().int(),
+  messageId: z.string(),
+  decision: Decision,
+  scores: z.object({ phase: z.number(), session: z.number() }).nullable(),
+  bands: z.object({ phase: z.string(), session: z.string() }).nullable(),
+  degraded: z.string().nullable(),
+  diff: CapabilityDiff.nullable(),
+  /** Ids the orchestrator returned that were neither candidates nor current capabilities. */
+  dropped: z.array(z.string()),
+  /** Helper-model failures that fell back without changing the decision (extraction, recall, ...). */
+  fallbacks: z.array(z.string()),
+  stages: z.array(StageRecord),
+  agent: AgentOutcome.nullable(),
+  /** Where an out-of-scope input was handed (added after schemaVersion 1 shipped; defaults keep old state valid). */
+  route: z
+    .object({ to: z.string().nullable(), via: z.enum(['parent', 'existing-sub', 'new-sub', 'none']), note: z.string() })
+    .nullable()
+    .default(null),
+});
+export type DecisionRecord = z.infer<typeof DecisionRecord>;
+
+/** A task input that was accepted and waits for the main loop. */
+export const PendingInput = z.object({
+  seq: z.number().int().positive(),
+  messageId: z.string(),
+  text: z.string(),
+  resources: z.array(ResourceRef),
+  from: Sender.nullable(),
+  receivedAt: z.number(),
+  via: z.enum(['signal', 'update']),
+  /** Set when another Session handed this input over (added after schemaVersion 1 shipped). */
+  routed: z.object({ fromSessionId: z.string(), reason: HandOverReason }).nullable().default(null),
+});
+export type PendingInput = z.infer<typeof PendingInput>;
+
+/** A bound input: the raw message as a fact, plus what the Session made of it. */
+export const BoundInput = PendingInput.extend({
+  boundAt: z.number(),
+  phaseIndex: z.number().int(),
+  decision: Decision.nullable(),
+  reply: z.string().nullable(),
+});
+export type BoundInput = z.infer<typeof BoundInput>;
+
+/** Where one call of the current step stands while the turn carries it out. */
+export const PendingCall = ResolvedToolCall.extend({
+  state: z.enum(['new', 'waiting-approval', 'approved', 'waiting-result', 'done']),
+  /** When the call started waiting for an approval or an external result. */
+  requestedAt: z.number().nullable(),
+  /** The result the model will see, once known. */
+  output: z.string().nullable(),
+  result: ToolCallStatus.nullable(),
+  /** The answer to its approval, once given (added in schemaVersion 2). */
+  approval: ApprovalRecord.nullable().default(null),
+});
+export type PendingCall = z.infer<typeof PendingCall>;
+
+/**
+ * The business agent's turn in progress. It is workflow state, so a turn waiting for an approval or
+ * an external tool result survives worker and server restarts and continue-as-new.
+ */
+export const ActiveTurn = z.object({
+  seq: z.number().int(),
+  /** The input's decision record, finished when the turn ends. */
+  record: DecisionRecord,
+  /** Who sent the input (user-scoped memories belong to them). */
+  from: Sender.nullable(),
+  steps: z.number().int().nonnegative(),
+  /** The step whose tool calls are being carried out, in the model's order. */
+  step: z.object({ text: z.string().nullable(), calls: z.array(PendingCall) }).nullable(),
+  /** The last failing call (tool and arguments) and how many times in a row it failed. */
+  failing: z.object({ key: z.string(), count: z.number().int() }).nullable(),
+  interrupted: z.boolean(),
+});
+export type ActiveTurn = z.infer<typeof ActiveTurn>;
+
+export const Phase = z.object({
+  index: z.number().int().nonnegative(),
+  goal: Goal,
+  startedAtSeq: z.number().int(),
+  endedAtSeq: z.number().int().nullable(),
+  /** Compaction state of the phase once it has ended. */
+  compaction: z.enum(['open', 'compacted', 'failed', 'skipped']),
+  summary: z.string().nullable(),
+});
+export type Phase = z.infer<typeof Phase>;
+
+export const Rejection = z.object({
+  at: z.number(),
+  via: z.string(),
+  messageId: z.string().nullable(),
+  reason: z.string(),
+});
+export type Rejection = z.infer<typeof Rejection>;
+
+/** An out-of-scope request, preserved verbatim for responsibility routing. */
+export const OutOfScopeRequest = z.object({
+  seq: z.number().int(),
+  messageId: z.string(),
+  text: z.string(),
+  resources: z.array(ResourceRef),
+  from: Sender.nullable(),
+  status: z.enum(['pending', 'routed', 'failed']),
+  routedTo: z.string().nullable(),
+  note: z.string().nullable(),
+});
+export type OutOfScopeRequest = z.infer<typeof OutOfScopeRequest>;
+
+/** A sub-session this Session created, with the goal it was created for (its first task input). */
+export const ChildSession = z.object({
+  sessionId: z.string(),
+  goal: z.string(),
+  createdAtSeq: z.number().int(),
+  lastRoutedSeq: z.number().int(),
+  routed: z.number().int(),
+});
+export type ChildSession = z.infer<typeof ChildSession>;
+
+/** Approval decisions, tool results, notifications and commands: recorded, never task inputs. */
+export const ControlEvent = z.object({
+  at: z.number(),
+  kind: z.enum(['approval', 'toolResult', 'notification', 'command']),
+  id: z.string(),
+  summary: z.string(),
+});
+export type ControlEvent = z.infer<typeof ControlEvent>;
+
+export const SessionState = z.object({
+  schemaVersion: z.literal(SCHEMA_VERSION),
+  sessionId: z.string(),
+  parentSessionId: z.string().nullable(),
+  profile: z.string(),
+  settings: Settings,
+  status: z.enum(['active', 'paused', 'closed']),
+  goals: z.object({ session: Goal.nullable(), phase: Goal.nullable() }),
+  capabilities: Capabilities,
+  phases: z.array(Phase),
+  /** The seq the next accepted input gets. Gap-free and increasing across continue-as-new. */
+  nextSeq: z.number().int().positive(),
+  /** Seq of the last input the main loop bound (0 before the first). */
+  boundSeq: z.number().int().nonnegative(),
+  queue: z.array(PendingInput),
+  /**
+   * De-duplication keys of the most recently bound inputs with their seq, oldest first (intake.ts).
+   * Queued inputs are de-duplicated from the queue itself, so a backlog never pushes ids out.
+   */
+  recent: z.array(z.tuple([z.string(), z.number().int()])),
+  history: z.array(BoundInput),
+  decisions: z.array(DecisionRecord),
+  rejections: z.array(Rejection),
+  outOfScope: z.array(OutOfScopeRequest),
+  /** Sub-sessions created by this Session (independent workflows linked by parentSessionId). */
+  children: z.array(ChildSession).default([]),
+  controlEvents: z.array(ControlEvent),
+  /** Recent ids of approvals, tool results, notifications and commands, for at-least-once delivery. */
+  recentControl: z.array(z.string()),
+  /** The business agent's transcript: user inputs, replies, tool steps and summaries, oldest first. */
+  transcript: z.array(TranscriptItem).default([]),
+  /** The agent turn in progress, if any. No new input is bound while it is set. */
+  turn: ActiveTurn.nullable().default(null),
+  counts: z.object({
+    accepted: z.number().int(),
+    duplicates: z.number().int(),
+    rejected: z.number().int(),
+    /** Rejections by cause: `invalid`, `queue-full`, `closed`, `unknown-id` (added in schemaVersion 2). */
+    rejectedBy: z.record(z.string(), z.number().int()).default({}),
+    bound: z.number().int(),
+    controlEvents: z.number().int(),
+    byDecision: z.record(z.string(), z.number().int()),
+  }),
+  /** How many runs this Session has had (1 + continue-as-new count). */
+  run: z.number().int().positive(),
+});
+export type SessionState = z.infer<typeof SessionState>;
+
+/** Bounds on the lists inside SessionState that settings do not govern. */
+export const LIMITS = {
+  history: 30,
+  phases: 20,
+  rejections: 20,
+  outOfScope: 50,
+  children: 50,
+  /** Most recent sub-sessions scored when routing one out-of-scope request. */
+  routingCandidates: 5,
+  controlEvents: 50,
+  recentControl: 500,
+  /** Reply characters kept per bound input. */
+  replyChars: 8_000,
+} as const;
+
+/** Keeps the newest `limit` items of a list in place. */
+export function keepLast<T>(list: T[], limit: number): void {
+  if (list.length > limit) list.splice(0, list.length - limit);
+}

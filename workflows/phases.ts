@@ -1,0 +1,44 @@
+/**
+ * Task phases: opening a new one (a new-phase decision, a first task, a `set-goals` command) and
+ * offering the one that ended to the compaction role.
+ */
+import { LIMITS, STAGE, keepLast, type DecisionRecord, type Goal, type SessionState } from '../contract/state.js';
+import type { SessionContext } from './session-context.js';
+import { runStage } from './stage-runner.js';
+
+/** Ends the current phase (if any) with the given compaction state and starts a new one with `goal`. */
+export function openPhase(state: SessionState, goal: Goal, endedAs: 'open' | 'skipped'): void {
+  const previous = state.phases.at(-1);
+  if (previous && previous.endedAtSeq === null) {
+    previous.endedAtSeq = Math.max(previous.startedAtSeq, goal.setAtSeq - 1);
+    previous.compaction = endedAs === 'skipped' ? 'skipped' : previous.compaction;
+  }
+  state.goals.phase = goal;
+  state.phases.push({
+    index: previous ? previous.index + 1 : 0,
+    goal,
+    startedAtSeq: goal.setAtSeq,
+    endedAtSeq: null,
+    compaction: 'open',
+    summary: null,
+  });
+  keepLast(state.phases, LIMITS.phases);
+}
+
+/** Offers the finished phase to the compaction role; failure leaves it uncompacted. */
+export async function compactPhase(ctx: SessionContext, phaseIndex: number, record: DecisionRecord): Promise<void> {
+  const { state, activities } = ctx;
+  const phase = state.phases.find((p) => p.index === phaseIndex);
+  if (!phase) return;
+  const inputs = state.history.filter((h) => h.phaseIndex === phaseIndex).map((h) => h.text);
+  const result = await runStage(record, STAGE.compact, ctx.show, () =>
+    activities.compact({ phaseGoal: phase.goal.text, inputs }),
+  );
+  if (result.ok) {
+    phase.compaction = 'compacted';
+    phase.summary = result.value.summary.slice(0, LIMITS.replyChars);
+  } else {
+    phase.compaction = 'failed';
+    record.fallbacks.push(`compaction: ${result.reason}; phase kept uncompacted`);
+  }
+}
