@@ -1,7 +1,7 @@
 /**
  * The demo MCP server (examples/doc-convert-mcp) as a real stdio process: it reads and writes only
  * inside its workspace judged by real paths, so a symbolic link inside the workspace that points out
- * is refused like `../`, and no conversion overwrites or redirects its own log.
+ * is refused like `../`, and no conversion overwrites or redirects its own log or writes into its code.
  */
 import {
   existsSync,
@@ -14,7 +14,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +23,20 @@ let root: string;
 let workspace: string;
 let outside: string;
 let client: Client;
+const started: Client[] = [];
+
+async function startServer(folder: string): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', 'examples/doc-convert-mcp/server.ts'],
+    env: { ...(process.env as Record<string, string>), DOC_CONVERT_WORKSPACE: folder },
+    stderr: 'inherit',
+  });
+  const connected = new Client({ name: 'demo-mcp-workspace-test', version: '1.0.0' });
+  await connected.connect(transport);
+  started.push(connected);
+  return connected;
+}
 
 const log = () => readFileSync(join(workspace, '.conversions.log'), 'utf8');
 
@@ -51,18 +65,11 @@ beforeAll(async () => {
   symlinkSync(join(outside, 'created.html'), join(workspace, 'dangling.html'));
   symlinkSync(join(workspace, 'guide.md'), join(workspace, 'alias.md'));
 
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: ['--import', 'tsx', 'examples/doc-convert-mcp/server.ts'],
-    env: { ...(process.env as Record<string, string>), DOC_CONVERT_WORKSPACE: workspace },
-    stderr: 'inherit',
-  });
-  client = new Client({ name: 'demo-mcp-workspace-test', version: '1.0.0' });
-  await client.connect(transport);
+  client = await startServer(workspace);
 });
 
 afterAll(async () => {
-  await client?.close();
+  for (const c of started) await c.close();
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -117,5 +124,23 @@ describe('the demo MCP server workspace', () => {
     expect(redirected).toMatchObject({ isError: true, text: expect.stringContaining('not a regular file') });
     expect(readFileSync(join(outside, 'victim.html'), 'utf8')).toBe('untouched');
     expect(existsSync(join(workspace, 'logged.html'))).toBe(false);
+  });
+
+  it('refuses to write into its own code folder when the workspace contains it', async () => {
+    const examples = resolve('examples');
+    const written = [join(examples, 'doc-convert-mcp', 'server.html'), join(examples, '.conversions.log')];
+    try {
+      const own = await startServer(examples);
+      const result = await own.callTool({
+        name: 'markdown_to_html',
+        arguments: { inputPath: 'doc-convert-mcp/server.ts', outputPath: 'doc-convert-mcp/server.html' },
+      });
+      expect(result.isError).toBe(true);
+      expect(JSON.stringify(result.content)).toContain('is a file of the doc-convert server itself');
+      expect(written.filter((path) => existsSync(path))).toEqual([]);
+    } finally {
+      // Without the guard the call above writes into the repository: leave it as it was.
+      for (const path of written) rmSync(path, { force: true });
+    }
   });
 });
