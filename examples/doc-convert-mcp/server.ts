@@ -6,27 +6,79 @@
  *
  *   DOC_CONVERT_WORKSPACE=./.data/workspace npx tsx examples/doc-convert-mcp/server.ts
  *
- * Paths are relative to the workspace (default: `./workspace` under the current folder), and a path
- * that leads out of it is refused.
+ * Paths are relative to the workspace (default: `./workspace` under the current folder). They are
+ * checked after symbolic links are resolved (fs.realpath), so a link inside the workspace that points
+ * out of it is refused like `../`; so are writes to the server's own files (its log and its code).
  */
-import { appendFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
+import { constants } from 'node:fs';
+import { appendFile, lstat, mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { marked } from 'marked';
 import { z } from 'zod';
 import { markdownToDocx } from './markdown-docx.js';
 
-const workspace = resolve(process.env.DOC_CONVERT_WORKSPACE ?? 'workspace');
+// Real paths from the start: every later check compares real paths with real paths.
+await mkdir(resolve(process.env.DOC_CONVERT_WORKSPACE ?? 'workspace'), { recursive: true });
+const workspace = await realpath(resolve(process.env.DOC_CONVERT_WORKSPACE ?? 'workspace'));
+const conversionsLog = join(workspace, '.conversions.log');
+/** The server's own code: never a conversion target, even when the workspace contains it. */
+const serverDirectory = await realpath(dirname(fileURLToPath(import.meta.url)));
+/** Opening with O_NOFOLLOW refuses a symbolic link planted where a file will be written. */
+const WRITE = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+const APPEND = constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NOFOLLOW;
 
-/** A workspace path made absolute; throws when it leaves the workspace. */
-function inWorkspace(path: string): string {
+function isWithin(folder: string, path: string): boolean {
+  const inside = relative(folder, path);
+  return inside !== '' && !inside.startsWith('..') && !isAbsolute(inside);
+}
+
+/**
+ * The real path `path` names: its deepest existing ancestor resolved through symbolic links, joined
+ * with the parts that do not exist yet. Throws when that leaves the workspace.
+ */
+async function inWorkspace(path: string): Promise<string> {
   const absolute = resolve(workspace, path);
-  const inside = relative(workspace, absolute);
-  if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
-    throw new Error(`"${path}" is outside the workspace ${workspace}`);
+  const missing: string[] = [];
+  let existing = absolute;
+  let real: string | undefined;
+  while (real === undefined) {
+    try {
+      real = join(await realpath(existing), ...missing);
+    } catch (err) {
+      // ENOENT also covers a dangling link: it stays among the missing parts and O_NOFOLLOW refuses it.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(existing) === existing) throw err;
+      missing.unshift(basename(existing));
+      existing = dirname(existing);
+    }
   }
-  return absolute;
+  if (!isWithin(workspace, real)) throw new Error(`"${path}" is outside the workspace ${workspace}`);
+  return real;
+}
+
+/** The real path to write for `path`, its folders created; throws for a path outside or a file of the server. */
+async function writableTarget(path: string): Promise<string> {
+  const refuseOwn = (real: string) => {
+    if (real === conversionsLog || isWithin(serverDirectory, real)) {
+      throw new Error(`"${path}" is a file of the doc-convert server itself`);
+    }
+  };
+  const planned = await inWorkspace(path);
+  refuseOwn(planned);
+  await mkdir(dirname(planned), { recursive: true });
+  // Again now that the folders exist: a link among them must not have led the writes elsewhere.
+  const target = join(await realpath(dirname(planned)), basename(planned));
+  if (!isWithin(workspace, target)) throw new Error(`"${path}" is outside the workspace ${workspace}`);
+  refuseOwn(target);
+  return target;
+}
+
+/** The log must be a plain file of the workspace: a link there would send the appends elsewhere. */
+async function checkLog(): Promise<void> {
+  const info = await lstat(conversionsLog).catch(() => undefined);
+  if (info && !info.isFile()) throw new Error('the conversions log is not a regular file; nothing was converted');
 }
 
 function withExtension(path: string, extension: string): string {
@@ -43,17 +95,18 @@ async function convert(
   render: (markdown: string, title: string) => Promise<{ bytes: Buffer; details: Record<string, unknown> }>,
 ) {
   try {
-    const source = inWorkspace(inputPath);
-    const target = inWorkspace(outputPath ?? withExtension(inputPath, extension));
+    await checkLog();
+    const source = await inWorkspace(inputPath);
     const markdown = await readFile(source, 'utf8');
+    const target = await writableTarget(outputPath ?? withExtension(inputPath, extension));
     const { bytes, details } = await render(markdown, basename(source, extname(source)));
-    await mkdir(join(target, '..'), { recursive: true });
-    await writeFile(target, bytes);
+    await writeFile(target, bytes, { flag: WRITE });
     const size = (await stat(target)).size;
     const shown = relative(workspace, target);
     await appendFile(
-      join(workspace, '.conversions.log'),
+      conversionsLog,
       `${new Date().toISOString()}\t${tool}\t${relative(workspace, source)}\t${shown}\t${size}\t${callId}\n`,
+      { flag: APPEND },
     );
     const structured = { outputPath: shown, bytes: size, ...details };
     return {
@@ -61,8 +114,13 @@ async function convert(
       structuredContent: structured,
     };
   } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
     const reason =
-      (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${inputPath} does not exist` : (err as Error).message;
+      code === 'ENOENT'
+        ? `${inputPath} does not exist`
+        : code === 'ELOOP'
+          ? 'the target is a symbolic link, which this server does not write through'
+          : (err as Error).message;
     return { content: [{ type: 'text' as const, text: `Conversion failed: ${reason}` }], isError: true };
   }
 }
