@@ -5,7 +5,7 @@
  */
 import { FAILURE } from '../contract/failures.js';
 import { ApplicationFailure } from '@temporalio/common';
-import { BUILTIN_DECLARATIONS } from '../capabilities/builtin-tools.js';
+import { BUILTIN_DECLARATIONS, MemorySaveArgs } from '../capabilities/builtin-tools.js';
 import type { CapabilityCatalog } from '../capabilities/catalog.js';
 import { parseToolArguments, ToolArgumentValidator } from '../capabilities/tool-arguments.js';
 import { nameTools, type ToolOffer } from '../models/agent-request.js';
@@ -81,10 +81,20 @@ export function resolveCalls(
       arguments: call.arguments,
       toolset: spec.toolset,
       execution: spec.execution,
-      requiresApproval: spec.requiresApproval,
+      requiresApproval: spec.requiresApproval || savesUserMemory(spec, call.arguments),
       argumentError: validator.check(spec.inputSchema, call.arguments),
     };
   });
+}
+
+/**
+ * A `memory_save` in the user's scope reaches every later Session of that user, so a person
+ * approves it first; a Session-scoped save stays in this Session and runs at once.
+ */
+function savesUserMemory(spec: AgentToolSpec, args: string): boolean {
+  if (spec.execution !== 'builtin' || spec.tool !== 'memory_save') return false;
+  const parsed = parseToolArguments(args);
+  return 'value' in parsed && MemorySaveArgs.safeParse(parsed.value).data?.scope === 'user';
 }
 
 export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest) => Promise<AgentStepResult> {

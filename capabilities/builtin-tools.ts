@@ -33,7 +33,7 @@ export const BUILTIN_DECLARATIONS: Record<BuiltinTool, ToolDeclaration> = {
   memory_save: {
     name: 'memory_save',
     description:
-      'Remember a fact for later: scope "session" (default) for this session, "user" for every session of this user.',
+      'Remember a fact for later: scope "session" (default) for this session, "user" for every session of this user (the user approves a "user" save first).',
     inputSchema: toolInputSchema(MemorySaveArgs),
     requiresApproval: false,
   },

@@ -189,11 +189,15 @@ describe('agentStep', () => {
       'Phase 1 (goal: Draft the guide): The guide was drafted in guide.md.',
       '## Skill: Convert Markdown to Word (DOCX) (markdown-to-docx)',
       'Locate the source `.md` in the workspace',
-      'The user prefers A4 paper for every document.',
     ]) {
       expect(system?.content).toContain(fact);
     }
-    expect(rest).toEqual([
+    // The memory is data in a message of its own, never system text.
+    expect(system?.content).not.toContain('A4 paper');
+    const [memories, ...conversation] = rest;
+    expect(memories?.role).toBe('user');
+    expect(memories?.content).toContain('"text": "The user prefers A4 paper for every document."');
+    expect(conversation).toEqual([
       { role: 'user', content: 'Draft the guide' },
       { role: 'assistant', content: 'Drafted guide.md.' },
       { role: 'user', content: 'Convert the Markdown guide to Word\n[resource] guide file:///ws/guide.md' },

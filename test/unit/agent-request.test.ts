@@ -87,7 +87,7 @@ describe('transcriptMessages', () => {
     ]);
   });
 
-  it('puts goals, decision note, summaries, skills and memories in one system message, and tools without $schema', () => {
+  it('puts goals, decision note, summaries and skills in one system message, memories apart as data, and tools without $schema', () => {
     const prompt: AgentStepPrompt = {
       sessionId: 's',
       goals: { session: 'Ship the guide', phase: 'Convert it' },
@@ -109,7 +109,11 @@ describe('transcriptMessages', () => {
     expect(system).toMatch(/"uncertain"\. .*ask the user a short clarifying question/);
     expect(system).toContain('- Phase 2 (goal: Outline): Agreed.');
     expect(system).toContain('## Skill: Markdown (md)\nUse ATX headings.');
-    expect(system).toContain('- Prefers A4.');
+    expect(system).not.toContain('Prefers A4.');
+    expect(messages[1]).toEqual({
+      role: 'user',
+      content: expect.stringContaining('"text": "Prefers A4."') as string,
+    });
     expect(tools).toEqual([
       {
         type: 'function',
