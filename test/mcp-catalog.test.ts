@@ -227,14 +227,14 @@ describe('McpCatalog against real servers', () => {
     const before = changes.length;
     writeControl(control, [{ name: 'third', description: 'Announced by the server itself.' }]);
     await expect
-      .poll(() => toolNames(mcp.toolsets().find((t) => t.id === 'mcp-controlled')), { timeout: 10_000 })
+      .poll(() => toolNames(mcp.toolsets().find((t) => t.id === 'mcp-controlled')), { timeout: 30_000 })
       .toEqual(['third']);
     expect(changes.length).toBeGreaterThan(before);
   });
 
   it('drops the toolset of a server that dies, and brings it back on the next refresh', async () => {
     writeControl(control, [], true);
-    await expect.poll(() => mcp.toolsets().map((t) => t.id), { timeout: 10_000 }).not.toContain('mcp-controlled');
+    await expect.poll(() => mcp.toolsets().map((t) => t.id), { timeout: 30_000 }).not.toContain('mcp-controlled');
     expect(logged.some((line) => line.includes('mcpServers.controlled: connection closed'))).toBe(true);
     expect(mcp.status().find((s) => s.name === 'controlled')?.state).toBe('failed');
 

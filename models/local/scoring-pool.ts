@@ -39,6 +39,11 @@ export class ScoringPool {
     if (!Number.isInteger(size) || size < 1)
       throw new RangeError(`a scoring pool needs at least 1 thread, got ${size}`);
     this.pool = new Piscina({ filename: THREAD_FILE, minThreads: size, maxThreads: size });
+    // piscina emits 'error' when an idle thread dies (its file fails to load, say): unheard, that
+    // would end the worker process. The task that needs the thread fails on its own and is retried.
+    this.pool.on('error', (err: unknown) => {
+      console.error(`scoring pool: a thread failed: ${err instanceof Error ? err.message : String(err)}`);
+    });
   }
 
   /** Thread ids of the pool's threads (tests use them to see that work left the main thread). */
