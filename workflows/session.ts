@@ -106,10 +106,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     const result = applyControl(state, kind, raw, Date.now());
     if (result.kind === 'applied') lastActivity = Date.now();
     applyToTurn(state, kind, result, Date.now(), boundApprovals);
-    if (result.kind === 'applied' && result.command?.name === 'interrupt' && state.turn) {
-      state.turn.interrupted = true;
-      running?.cancel();
-    }
+    if (result.kind === 'applied' && result.interruptTurn) running?.cancel();
     stage.followStatus();
     // Pause, resume and close show in the Web UI's filters at once, not after the next input.
     if (patched('control-search-attributes')) stage.publish();
