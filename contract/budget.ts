@@ -4,33 +4,26 @@
  * run is terminated or its task fails forever), so counts alone are not enough: a few pasted
  * documents in Chinese can weigh more than hundreds of short English inputs.
  *
- * Every list has its own share, trimmed oldest-first (the newest item stays), every free text is
- * clipped where it enters state, and a final check keeps the whole carried JSON under CARRIED_CAP,
- * trimming history and decisions first and never the queue.
+ * Every list has its own share (CARRIED_LISTS in state.ts), trimmed oldest-first (the newest item
+ * stays), every free text is clipped where it enters state, and a final check keeps the whole
+ * carried JSON under CARRIED_CAP, trimming history and decisions first and never the queue.
  *
  * Pure module: safe to import from workflow code.
  */
-import type { SessionState } from './state.js';
+import { CARRIED_LIST_ROWS, type CARRIED_LISTS, type SessionState } from './state.js';
 import { clipBytes, jsonBytes } from './text.js';
 
 /** The carried state's hard cap. Temporal's limit is 2 MB per payload (4 MB per gRPC message). */
 export const CARRIED_CAP = 1024 * 1024;
 
+type Rows = typeof CARRIED_LISTS;
+
 /** Shares of the carried state, in bytes. Their sum exceeds the cap on purpose: the cap decides last. */
 export const BUDGET = {
-  /** Pending inputs, resources included. Beyond it new inputs are refused ("queue is full"). */
-  queue: 640 * 1024,
-  /** Ids of recently bound inputs, for de-duplication. */
-  recent: 128 * 1024,
-  history: 128 * 1024,
-  decisions: 192 * 1024,
-  transcript: 192 * 1024,
-  outOfScope: 64 * 1024,
-  phases: 64 * 1024,
-  children: 32 * 1024,
-  rejections: 16 * 1024,
-  recentControl: 48 * 1024,
-  controlEvents: 24 * 1024,
+  /** One share per carried list (CARRIED_LISTS), e.g. `BUDGET.queue`, `BUDGET.history`. */
+  ...(Object.fromEntries(CARRIED_LIST_ROWS.map(([name, row]) => [name, row.bytes])) as {
+    [K in keyof Rows]: Rows[K]['bytes'];
+  }),
   /** One goal's text (the full input stays in history while it lasts). */
   goal: 16 * 1024,
   /** One goal's resource references. */
@@ -63,13 +56,5 @@ export function enforceBudget(state: SessionState): void {
     if (phase.summary) phase.summary = clipBytes(phase.summary, BUDGET.pastGoal * 2);
   }
   for (const child of state.children) child.goal = clipBytes(child.goal, BUDGET.childGoal);
-  trimToBytes(state.history, BUDGET.history);
-  trimToBytes(state.decisions, BUDGET.decisions);
-  trimToBytes(state.transcript, BUDGET.transcript);
-  trimToBytes(state.outOfScope, BUDGET.outOfScope);
-  trimToBytes(state.phases, BUDGET.phases);
-  trimToBytes(state.children, BUDGET.children);
-  trimToBytes(state.rejections, BUDGET.rejections);
-  trimToBytes(state.recentControl, BUDGET.recentControl);
-  trimToBytes(state.controlEvents, BUDGET.controlEvents);
+  for (const [name, row] of CARRIED_LIST_ROWS) if (row.share === 'trim') trimToBytes<unknown>(state[name], row.bytes);
 }

@@ -310,17 +310,68 @@ export const SessionState = z.object({
 });
 export type SessionState = z.infer<typeof SessionState>;
 
-/** Bounds on the lists inside SessionState that settings do not govern. */
+/** The SessionState fields that hold lists. */
+export type CarriedListName = {
+  [K in keyof SessionState]-?: SessionState[K] extends unknown[] ? K : never;
+}[keyof SessionState];
+
+/** How one list of SessionState is bounded. */
+export interface CarriedList {
+  /**
+   * Most items kept, cut oldest-first where items are added: a number (it becomes `LIMITS[name]`),
+   * the Settings field that sets it, or null when only its byte share bounds it.
+   */
+  readonly count: number | 'keepDecisions' | 'dedupeWindow' | null;
+  /** Its share of the carried state in bytes (it becomes `BUDGET[name]`). */
+  readonly bytes: number;
+  /**
+   * How the share holds: `trim` drops the oldest items in enforceBudget; `index` drops them where
+   * items are added, keeping the de-duplication index in step; `refuse` refuses new items instead.
+   */
+  readonly share: 'trim' | 'index' | 'refuse';
+  /**
+   * Its place in the carried-state cap's trim order (workflows/carried.ts; 1 is given up first),
+   * and the newest items that step keeps. Null: never trimmed to fit, it is promised work.
+   */
+  readonly cap: { readonly rank: number; readonly keep: number } | null;
+}
+
+const KiB = 1024;
+/**
+ * Every list SessionState carries, in the schema's field order, which is also the order of a new
+ * Session's empty lists (workflows/state.ts). Limits, byte shares, the cap's trim order and the
+ * initial state are derived from this table: a new list is one row here plus its schema field.
+ */
+export const CARRIED_LISTS = {
+  phases: { count: 20, bytes: 64 * KiB, share: 'trim', cap: { rank: 5, keep: 1 } },
+  /** Pending inputs, resources included. Beyond the share new inputs are refused ("queue is full"). */
+  queue: { count: null, bytes: 640 * KiB, share: 'refuse', cap: null },
+  /** Ids of recently bound inputs, for de-duplication. */
+  recent: { count: 'dedupeWindow', bytes: 128 * KiB, share: 'index', cap: { rank: 10, keep: 0 } },
+  history: { count: 30, bytes: 128 * KiB, share: 'trim', cap: { rank: 1, keep: 0 } },
+  decisions: { count: 'keepDecisions', bytes: 192 * KiB, share: 'trim', cap: { rank: 2, keep: 0 } },
+  rejections: { count: 20, bytes: 16 * KiB, share: 'trim', cap: { rank: 7, keep: 0 } },
+  outOfScope: { count: 50, bytes: 64 * KiB, share: 'trim', cap: { rank: 4, keep: 0 } },
+  children: { count: 50, bytes: 32 * KiB, share: 'trim', cap: { rank: 9, keep: 0 } },
+  controlEvents: { count: 50, bytes: 24 * KiB, share: 'trim', cap: { rank: 6, keep: 0 } },
+  recentControl: { count: 500, bytes: 48 * KiB, share: 'trim', cap: { rank: 8, keep: 0 } },
+  /** Bounded by bytes alone; the agent's context window compacts it further (workflows/context-window.ts). */
+  transcript: { count: null, bytes: 192 * KiB, share: 'trim', cap: { rank: 3, keep: 0 } },
+} as const satisfies Record<CarriedListName, CarriedList>;
+
+type Rows = typeof CARRIED_LISTS;
+type Counted = { [K in keyof Rows as Rows[K]['count'] extends number ? K : never]: Rows[K]['count'] };
+
+/** The rows of CARRIED_LISTS, in table order. */
+export const CARRIED_LIST_ROWS = Object.entries(CARRIED_LISTS) as ReadonlyArray<[CarriedListName, CarriedList]>;
+
+/** Bounds on the lists inside SessionState that settings do not govern, and two more counts. */
 export const LIMITS = {
-  history: 30,
-  phases: 20,
-  rejections: 20,
-  outOfScope: 50,
-  children: 50,
+  ...(Object.fromEntries(
+    CARRIED_LIST_ROWS.flatMap(([name, row]) => (typeof row.count === 'number' ? [[name, row.count]] : [])),
+  ) as Counted),
   /** Most recent sub-sessions scored when routing one out-of-scope request. */
   routingCandidates: 5,
-  controlEvents: 50,
-  recentControl: 500,
   /** Reply characters kept per bound input. */
   replyChars: 8_000,
 } as const;

@@ -9,8 +9,8 @@ import { condition, isCancellation } from '@temporalio/workflow';
 import { CreateSubArgs } from '../contract/builtin-tools.js';
 import { describeIssues } from '../contract/text.js';
 import type { AgentStepRequest } from '../contract/activity-contract.js';
-import { enforceBudget } from '../contract/budget.js';
-import { recordApprovalRequested, recordDecision, recordDegraded } from './metrics.js';
+import { finishRecord } from './decision-records.js';
+import { recordApprovalRequested } from './metrics.js';
 import { contextWindow } from './context-window.js';
 import type { SessionContext } from './session-context.js';
 import { describeFailure } from './stage-runner.js';
@@ -198,20 +198,8 @@ function end(ctx: SessionContext, turn: ActiveTurn, outcome: TurnOutcome, reason
   const bound = state.history.find((h) => h.seq === turn.seq);
   if (bound) bound.decision = turn.record.decision;
   state.turn = null;
-  finishRecord(ctx, turn.record);
+  finishRecord(state, turn.record);
   return 'finished';
-}
-
-/** Appends an input's finished decision record. */
-export function finishRecord(ctx: SessionContext, record: ActiveTurn['record']): void {
-  const { state } = ctx;
-  recordDecision(record.decision);
-  if (record.degraded) recordDegraded('relevance');
-  for (const fallback of record.fallbacks) recordDegraded(fallback.slice(0, fallback.indexOf(':')) || 'other');
-  state.decisions.push(record);
-  keepLast(state.decisions, state.settings.keepDecisions);
-  state.counts.byDecision[record.decision] = (state.counts.byDecision[record.decision] ?? 0) + 1;
-  enforceBudget(state);
 }
 
 /** JSON text as a value; text that is not JSON is returned as is, for the schema to refuse. */

@@ -13,7 +13,14 @@ import { LIMITS, keepLast, type ControlEvent, type Goal, type SessionState } fro
 export type { ControlKind };
 
 export type ControlResult =
-  | { kind: 'applied'; event: ControlEvent; payload: Record<string, unknown>; command?: CommandInput }
+  | {
+      kind: 'applied';
+      event: ControlEvent;
+      payload: Record<string, unknown>;
+      command?: CommandInput;
+      /** An `interrupt` met a turn in progress: the caller cancels the model step or tool call running. */
+      interruptTurn: boolean;
+    }
   | { kind: 'duplicate'; id: string }
   | { kind: 'rejected'; reason: string };
 
@@ -53,6 +60,7 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
   }
 
   let command: CommandInput | undefined;
+  let interruptTurn = false;
   if (kind === 'command') {
     command = payload as CommandInput;
     switch (command.name) {
@@ -68,6 +76,14 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
       case 'close':
         state.status = 'closed';
         break;
+      case 'interrupt':
+        // The turn ends `interrupted` at its next check; the model step or tool call that is running
+        // is cancelled by the caller, which owns its cancellation scope.
+        if (state.turn) {
+          state.turn.interrupted = true;
+          interruptTurn = true;
+        }
+        break;
     }
   }
   // The row's summary takes its own payload type; the parse above guarantees it.
@@ -76,5 +92,7 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
   state.controlEvents.push(event);
   keepLast(state.controlEvents, LIMITS.controlEvents);
   state.counts.controlEvents++;
-  return command ? { kind: 'applied', event, payload, command } : { kind: 'applied', event, payload };
+  return command
+    ? { kind: 'applied', event, payload, command, interruptTurn }
+    : { kind: 'applied', event, payload, interruptTurn };
 }

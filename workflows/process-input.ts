@@ -9,7 +9,8 @@ import { applySelection, completeSelection, emptyCandidates } from './capability
 import { type Candidates } from '../contract/activity-contract.js';
 import { compactPhase, openPhase } from './phases.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
-import { startAgentTurn, finishRecord, type TurnExit } from './agent-loop.js';
+import { startAgentTurn, type TurnExit } from './agent-loop.js';
+import { finishRecord, newRecord } from './decision-records.js';
 import { BUDGET } from '../contract/budget.js';
 import { relevanceRequest } from './lookahead.js';
 import { routeOutOfScope } from './routing.js';
@@ -71,7 +72,7 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
   // Sessions recorded before the tool loop replay the single agent call they made then.
   if (!patched('agent-loop')) {
     await agentTurn(ctx, input, record);
-    finishRecord(ctx, record);
+    finishRecord(state, record);
     return 'finished';
   }
   const now = Date.now();
@@ -86,7 +87,7 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
       steps: 0,
       toolCalls: [],
     };
-    finishRecord(ctx, record);
+    finishRecord(state, record);
     return 'finished';
   }
   // Placeholder until the turn ends; the record is not published before then.
@@ -119,23 +120,6 @@ function agentSkipReason(ctx: SessionContext, record: DecisionRecord): string | 
   }
   if (!state.goals.session || !state.goals.phase) return 'session has no goals';
   return null;
-}
-
-function newRecord(input: BoundInput): DecisionRecord {
-  return {
-    seq: input.seq,
-    messageId: input.messageId,
-    decision: 'uncertain',
-    scores: null,
-    bands: null,
-    degraded: null,
-    diff: null,
-    dropped: [],
-    fallbacks: [],
-    stages: [],
-    agent: null,
-    route: null,
-  };
 }
 
 /** Stage 1: how does this input relate to the current phase and the Session? */

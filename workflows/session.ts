@@ -1,7 +1,7 @@
 /**
  * The Session workflow: one durable workflow per agent Session. This file holds the message
- * handlers, the main loop and continue-as-new; each input's processing is in turn.ts, routing in
- * routing.ts, and every decision and state transition in pure modules.
+ * handlers, the main loop and continue-as-new; each input's processing is in process-input.ts, its
+ * stage in visibility.ts, and every decision and state transition in pure modules.
  */
 import { FAILURE } from '../contract/failures.js';
 import {
@@ -11,7 +11,6 @@ import {
   condition,
   continueAsNew,
   patched,
-  setCurrentDetails,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -41,43 +40,36 @@ import { canIdleClose, closeIdle, idleTimeoutOf } from './lifecycle.js';
 import { makeLookahead } from './lookahead.js';
 import { SessionStart } from '../contract/messages.js';
 import type { SessionContext } from './session-context.js';
-import { STAGE, type SessionStage, type SessionState } from '../contract/state.js';
+import { STAGE, type SessionState } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
 import { runAgentTurn } from './agent-loop.js';
 import { applyToTurn, awaitResult } from './approvals.js';
 import { ResultRequest } from '../contract/queries.js';
 import { processInput } from './process-input.js';
-import { buildView, renderDetails } from './view.js';
-import { makeSearchAttributePublisher } from './visibility.js';
+import { buildView } from './view.js';
+import { makeStagePublisher } from './visibility.js';
 
 /** Workflow type `session`. */
 export async function session(input: SessionInput): Promise<SessionResult> {
   const state = enter(input);
-  let stage: SessionStage = state.status === 'paused' ? STAGE.paused : STAGE.idle;
   let inputsThisRun = 0;
 
   // Sessions started before the stage attribute went coarse keep upserting it per input on replay.
   const coarseStage = patched('coarse-stage-attribute');
   // Sessions started before approval ids existed keep answering approvals by the model's call id.
   const boundApprovals = patched('approval-ids');
-  const searchAttributes = makeSearchAttributePublisher(state, coarseStage);
+  const stage = makeStagePublisher(state, coarseStage);
   // Sessions started before the idle timeout existed never arm its timer on replay.
   const idleMs = patched('idle-timeout') ? idleTimeoutOf(state) : null;
   // Workflow time of the last accepted input or control signal, or of the last finished input.
   let lastActivity = Date.now();
-  const show = (next?: SessionStage): void => {
-    if (next) stage = next;
-    setCurrentDetails(renderDetails(state, stage));
-    // Waiting for approval or a tool result shows in the Web UI's filters as soon as it starts.
-    if (coarseStage && next) searchAttributes(stage);
-  };
 
   // All handlers are registered before the first await, so no early signal or update is dropped.
   setHandler(
     messageSignal,
     (raw) => {
       if (intake(state, raw, 'signal', Date.now()).kind === 'accepted') lastActivity = Date.now();
-      show();
+      stage.show();
     },
     { description: DESCRIPTIONS.message },
   );
@@ -86,7 +78,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     (raw) => {
       const result = intake(state, raw, 'update', Date.now());
       if (result.kind === 'accepted') lastActivity = Date.now();
-      show();
+      stage.show();
       if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, FAILURE.InvalidMessage);
       return { seq: result.seq, duplicate: result.kind === 'duplicate' };
     },
@@ -114,15 +106,10 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     const result = applyControl(state, kind, raw, Date.now());
     if (result.kind === 'applied') lastActivity = Date.now();
     applyToTurn(state, kind, result, Date.now(), boundApprovals);
-    if (result.kind === 'applied' && result.command?.name === 'interrupt' && state.turn) {
-      state.turn.interrupted = true;
-      running?.cancel();
-    }
-    if (state.status === 'paused' && stage === STAGE.idle) stage = STAGE.paused;
-    if (state.status === 'active' && stage === STAGE.paused) stage = STAGE.idle;
-    show();
+    if (result.kind === 'applied' && result.interruptTurn) running?.cancel();
+    stage.followStatus();
     // Pause, resume and close show in the Web UI's filters at once, not after the next input.
-    if (patched('control-search-attributes')) searchAttributes(stage);
+    if (patched('control-search-attributes')) stage.publish();
   };
   for (const kind of CONTROL_KINDS) {
     setHandler(CONTROL_SIGNAL_DEFINITIONS[kind], control(kind), { description: DESCRIPTIONS[kind] });
@@ -135,7 +122,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   });
   setHandler(historyQuery, (options) => lastN(state.history, options?.limit), { description: DESCRIPTIONS.history });
   setHandler(outOfScopeQuery, () => state.outOfScope, { description: DESCRIPTIONS.outOfScope });
-  setHandler(snapshotQuery, () => buildView(state, stage), { description: DESCRIPTIONS.snapshot });
+  setHandler(snapshotQuery, () => buildView(state, stage.current), { description: DESCRIPTIONS.snapshot });
 
   setHandler(resultUpdate, (request) => awaitResult(state, request), {
     description: DESCRIPTIONS.result,
@@ -154,7 +141,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     // Sessions started before judging ahead existed replay one input at a time.
     lookahead: patched('relevance-lookahead') ? makeLookahead(state, activities.relevance) : null,
     taskQueue: workflowInfo().taskQueue,
-    show,
+    show: stage.show,
     shouldContinueAsNew,
     cancellable,
   };
@@ -163,8 +150,8 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   const finished = () => state.status === 'closed' && state.queue.length === 0 && state.turn === null;
   let parked = false;
 
-  show();
-  searchAttributes(stage);
+  stage.show();
+  stage.publish();
 
   const wake = () => hasWork() || finished() || shouldContinueAsNew() || (state.turn !== null && !parked);
   for (;;) {
@@ -175,7 +162,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       // then this waits again for the rest of the new timeout.
       if (canIdleClose(state) && Date.now() - lastActivity >= idleMs) {
         closeIdle(state, Date.now(), idleMs);
-        show();
+        stage.show();
       }
       continue;
     }
@@ -190,22 +177,22 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       // A turn carried over from the previous run (it was waiting when this run began).
       parked = (await runAgentTurn(ctx)) === 'parked';
       lastActivity = Date.now();
-      show(state.status === 'paused' ? STAGE.paused : STAGE.idle);
+      stage.rest();
       continue;
     }
     const next = bindNext(state, Date.now());
     if (!next) continue;
     inputsThisRun++;
-    searchAttributes(STAGE.understand);
+    stage.publish(STAGE.understand);
     parked = (await processInput(ctx, next)) === 'parked';
     lastActivity = Date.now();
     if (parked) continue;
-    show(state.status === 'paused' ? STAGE.paused : STAGE.idle);
-    if (state.queue.length === 0 || state.status === 'paused') searchAttributes(stage);
+    stage.rest();
+    if (state.queue.length === 0 || state.status === 'paused') stage.publish();
   }
 
-  show(STAGE.closed);
-  searchAttributes(STAGE.closed);
+  stage.show(STAGE.closed);
+  stage.publish();
   await condition(allHandlersFinished);
   return { sessionId: state.sessionId, status: state.status, lastSeq: state.boundSeq, runs: state.run };
 }

@@ -3,7 +3,7 @@
  * from what continue-as-new carried (older schema versions migrated). The schema is contract/state.ts.
  */
 import { SessionId, Settings, type SessionStart } from '../contract/messages.js';
-import { SCHEMA_VERSION, SessionState, type Goal } from '../contract/state.js';
+import { CARRIED_LISTS, SCHEMA_VERSION, SessionState, type CarriedListName, type Goal } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
 import { dedupeKey } from './intake.js';
 
@@ -14,6 +14,8 @@ export function initialState(start: SessionStart): SessionState {
   // A phase goal without a session goal would leave the Session without a responsibility; the phase
   // text then serves as both, as it would for a first input.
   const phaseGoal = goal(start.goals?.phase) ?? sessionGoal;
+  // Every carried list starts empty, in the schema's field order; the first phase is the exception.
+  const { phases, ...lists } = emptyCarriedLists();
   return {
     schemaVersion: SCHEMA_VERSION,
     sessionId: start.sessionId,
@@ -25,19 +27,10 @@ export function initialState(start: SessionStart): SessionState {
     capabilities: { skills: [], toolsets: [], memories: [], revision: 0 },
     phases: phaseGoal
       ? [{ index: 0, goal: phaseGoal, startedAtSeq: 0, endedAtSeq: null, compaction: 'open', summary: null }]
-      : [],
+      : phases,
     nextSeq: 1,
     boundSeq: 0,
-    queue: [],
-    recent: [],
-    history: [],
-    decisions: [],
-    rejections: [],
-    outOfScope: [],
-    children: [],
-    controlEvents: [],
-    recentControl: [],
-    transcript: [],
+    ...lists,
     turn: null,
     counts: {
       accepted: 0,
@@ -50,6 +43,11 @@ export function initialState(start: SessionStart): SessionState {
     },
     run: 1,
   };
+}
+
+/** One empty array per CARRIED_LISTS row, in table order. */
+function emptyCarriedLists(): Record<CarriedListName, never[]> {
+  return Object.fromEntries(Object.keys(CARRIED_LISTS).map((name) => [name, []])) as Record<CarriedListName, never[]>;
 }
 
 /** Parses carried state, migrating older schema versions. */
