@@ -249,7 +249,7 @@ function refuseForeignCarriedState(carried: unknown): void {
         : 'the state belongs to another Session';
     throw ApplicationFailure.nonRetryable(
       `carried state is accepted only from the Session's own continue-as-new (${why}); start a Session with { sessionId, parentSessionId?, profile?, goals?, settings? }`,
-      'InvalidStartArgument',
+      FAILURE.InvalidStartArgument,
     );
   }
 }
