@@ -99,10 +99,15 @@ describe('task control across three workers', () => {
       expect(decisions.map((d) => d.messageId)).toEqual(messages.map((m) => m.messageId));
       expect(decisions.map((d) => d.decision)).toEqual(['initialize', 'continue', 'continue', 'continue']);
     }
-    // Every agent turn saw the memory text, read from PostgreSQL by whichever worker ran it.
+    // Every agent turn saw the memory text, read from PostgreSQL by whichever worker ran it, as
+    // quoted data in the message after the system message (never in the system text).
     const agentTurns = server.requests(MODEL.agent);
     expect(agentTurns.length).toBeGreaterThanOrEqual(result.inputs);
-    for (const turn of agentTurns) expect(turn.messages[0]?.content).toContain('zephyrine escalations');
+    for (const turn of agentTurns) {
+      expect(turn.messages[0]?.content).not.toContain('zephyrine escalations');
+      expect(turn.messages[1]).toMatchObject({ role: 'user' });
+      expect(turn.messages[1]?.content).toContain('"text": "Support reports always list the zephyrine escalations"');
+    }
 
     const byWorker = new Map<number, number>();
     for (const handle of sent.keys()) {
