@@ -72,7 +72,8 @@ export const CompactionAnswer = z
     nextSteps: z.array(z.string()).nullish(),
   })
   .refine(
-    (a) => Boolean(a.summary) || Object.entries(a).some(([key, value]) => key !== 'summary' && (value?.length ?? 0) > 0),
+    (a) =>
+      Boolean(a.summary) || Object.entries(a).some(([key, value]) => key !== 'summary' && (value?.length ?? 0) > 0),
     'expected a summary or a structured hand-off',
   );
 export type CompactionAnswer = z.infer<typeof CompactionAnswer>;

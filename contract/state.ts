@@ -180,7 +180,11 @@ export const BoundInput = PendingInput.extend({
 export type BoundInput = z.infer<typeof BoundInput>;
 
 /** An MCP resource a tool result linked or embedded (activities/run-tool.ts). */
-export const ToolResource = z.object({ uri: z.string(), title: z.string().optional(), mimeType: z.string().optional() });
+export const ToolResource = z.object({
+  uri: z.string(),
+  title: z.string().optional(),
+  mimeType: z.string().optional(),
+});
 export type ToolResource = z.infer<typeof ToolResource>;
 
 /** Where one call of the current step stands while the turn carries it out. */

@@ -110,7 +110,10 @@ export function agentSystemMessage(prompt: AgentStepPrompt): string {
   }
   const artifacts = prompt.artifacts ?? [];
   if (artifacts.length > 0) {
-    lines.push('', 'Artifacts of this Session (files, URIs and resources its tool calls produced or named, oldest first):');
+    lines.push(
+      '',
+      'Artifacts of this Session (files, URIs and resources its tool calls produced or named, oldest first):',
+    );
     for (const a of artifacts.slice(-PROMPT_ARTIFACTS)) lines.push(`- ${artifactLine(a)}`);
   }
   if (prompt.summaries.length > 0) {
