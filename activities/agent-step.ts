@@ -116,6 +116,7 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
           goals: request.goals,
           decision: request.decision,
           summaries: request.summaries,
+          artifacts: request.artifacts ?? [],
           transcript: request.transcript,
           skills,
           memories: recalled,

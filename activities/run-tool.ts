@@ -11,7 +11,7 @@ import { isBuiltinTool, MemorySaveArgs } from '../capabilities/builtin-tools.js'
 import { McpServerUnavailable, McpToolsetUnknown } from '../capabilities/mcp-catalog.js';
 import { formatMemoryScope, type MemoryScope } from '../capabilities/memory-store.js';
 import { parseToolArguments } from '../capabilities/tool-arguments.js';
-import { toolResultText } from '../capabilities/tool-output.js';
+import { toolResultResources, toolResultText } from '../capabilities/tool-output.js';
 import { clipToolOutput } from '../contract/transcript.js';
 import type { RunToolRequest, RunToolResult } from '../contract/activity-contract.js';
 import { describeIssues } from '../contract/text.js';
@@ -78,7 +78,12 @@ async function callMcp(deps: ActivityDeps, request: RunToolRequest, toolset: str
       callId: request.callId,
       ...(request.seq !== undefined ? { idempotencyKey: `${request.sessionId}:${request.seq}:${request.callId}` } : {}),
     });
-    return { output: clipToolOutput(toolResultText(result)), isError: result.isError === true };
+    const resources = toolResultResources(result);
+    return {
+      output: clipToolOutput(toolResultText(result)),
+      isError: result.isError === true,
+      ...(resources.length > 0 ? { resources } : {}),
+    };
   } catch (err) {
     if (ctx.cancellationSignal.aborted) {
       throw ctx.cancellationSignal.reason instanceof Error

@@ -41,3 +41,34 @@ export function toolResultText(result: CallToolResult): string {
   }
   return parts.join('\n');
 }
+
+/** A resource a tool result links or embeds, as the Session records it among its artifacts. */
+export interface ResultResource {
+  uri: string;
+  title?: string;
+  mimeType?: string;
+}
+
+/** Most resources one result hands the Session; the rest are still described in the text. */
+export const RESULT_RESOURCES_MAX = 20;
+
+/** The MCP resources a result links (`resource_link`) or embeds (`resource`), in order, one per uri. */
+export function toolResultResources(result: CallToolResult): ResultResource[] {
+  const found = new Map<string, ResultResource>();
+  for (const part of result.content ?? []) {
+    const ref =
+      part.type === 'resource_link'
+        ? { uri: part.uri, title: part.title ?? part.name, mimeType: part.mimeType }
+        : part.type === 'resource'
+          ? { uri: part.resource.uri, mimeType: part.resource.mimeType }
+          : null;
+    if (!ref || typeof ref.uri !== 'string' || ref.uri.trim() === '' || found.has(ref.uri)) continue;
+    found.set(ref.uri, {
+      uri: ref.uri.slice(0, 2048),
+      ...(typeof ref.title === 'string' && ref.title ? { title: ref.title.slice(0, 200) } : {}),
+      ...(typeof ref.mimeType === 'string' && ref.mimeType ? { mimeType: ref.mimeType.slice(0, 200) } : {}),
+    });
+    if (found.size >= RESULT_RESOURCES_MAX) break;
+  }
+  return [...found.values()];
+}

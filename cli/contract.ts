@@ -195,6 +195,19 @@ function markdown(): string {
       `${code(STAGE.compact)} and ${code(STAGE.route)} appear when they run. While the agent waits, ` +
       `\`snapshot.stage\` and \`SessionStage\` show ${code(STAGE.waitingApproval)} or ${code(STAGE.waitingTool)}.`,
   );
+  p(
+    '### Artifacts and phase hand-offs',
+    '`snapshot.artifacts` lists what the Session’s tool calls produced or named, oldest first, one entry per ' +
+      '`uri` (a newer call naming the same one replaces it): `{ uri, kind, source, tool, callId, seq, phaseIndex, ' +
+      'title, mimeType }`, `kind` one of `file`, `uri`, `resource`, `source` one of `resource` (an MCP ' +
+      '`resource_link` or embedded resource), `result` (a path or URI in the result’s structured content) and ' +
+      '`argument` (a path-like argument of a tool whose name says it writes). At most 100 are kept; they survive ' +
+      'continue-as-new. `snapshot.phase.previous[].summary` is the finished phase’s hand-off: `Phase goal: …` ' +
+      'quoted from the record, then `Produced` (artifact — what), `Decisions and commitments`, `User ' +
+      'constraints`, `Open questions` and `Next steps`, at most 4,000 bytes. `compaction` is `compacted` when ' +
+      'the compaction model wrote it and `failed` when the Session built it from the phase record itself. Both ' +
+      'reach the agent in every request, after the goals, Skills and tools (docs/design.md, “Continuity”).',
+  );
 
   p(
     '## Worked example: `temporal` CLI',

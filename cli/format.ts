@@ -82,7 +82,10 @@ export function formatDecision(record: DecisionRecord, view: SessionView | null,
   return lines.join('\n');
 }
 
-/** `inspect`: a header line, then goals, capabilities and recent decisions as tables. */
+/** Most artifacts `inspect` lists (the newest). */
+const ARTIFACT_ROWS = 20;
+
+/** `inspect`: a header line, then goals, capabilities, artifacts and recent decisions as tables. */
 export function formatInspect(view: SessionView, decisions: DecisionRecord[]): string {
   const out: string[] = [];
   out.push(
@@ -113,6 +116,17 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
   out.push('', `Capabilities (revision ${view.capabilities.revision})`, caps.toString());
 
   if (view.parentSessionId || view.children.length > 0) out.push('', 'Session tree', formatTree(view));
+
+  // Views from workers that predate artifacts have none.
+  const artifacts = view.artifacts ?? [];
+  if (artifacts.length > 0) {
+    const t = table(['artifact', 'kind', 'from', 'input', 'phase'], [50, 10, 36, 7, 7]);
+    for (const a of artifacts.slice(-ARTIFACT_ROWS)) {
+      t.push([a.uri, a.kind, `${a.tool} (${a.callId})`, `#${a.seq}`, a.phaseIndex]);
+    }
+    const shown = artifacts.length > ARTIFACT_ROWS ? `, newest ${ARTIFACT_ROWS} shown` : '';
+    out.push('', `Artifacts (${artifacts.length}${shown})`, t.toString());
+  }
 
   const recent = table(['seq', 'decision', 'scores', 'capability changes', 'notes', 'took'], [6, 14, 28, 34, 40, 9]);
   for (const record of decisions) {

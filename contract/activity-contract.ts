@@ -8,7 +8,8 @@
 import { z } from 'zod';
 import { Recorded, type HandOverReason, type MessageInput, type ResourceRef, type Settings } from './messages.js';
 import type { RelevanceRequest, RelevanceScores } from './relevance.js';
-import { Cap, type Decision } from './state.js';
+import { Handoff, type PhaseRecord } from './handoff.js';
+import { Cap, ToolResource, type Artifact, type Decision } from './state.js';
 import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
 
 export const Candidate = Cap.extend({ score: z.number() });
@@ -50,8 +51,32 @@ export const OrchestrationOutput = PartialSelection.refine(
   'expected at least one of skills, toolsets, memories',
 );
 
-/** The compaction role's answer. */
-export const CompactionOutput = z.object({ summary: z.string().trim().min(1) });
+/**
+ * The compaction result as the workflow checks it: the summary text it keeps, and the structured
+ * hand-off when the role gave one. Results recorded before hand-offs carry `summary` alone.
+ */
+export const CompactionOutput = z.object({ summary: z.string().trim().min(1), handoff: Handoff.optional() });
+
+/**
+ * The compaction model's answer, parsed leniently: a structured hand-off (`produced`, `decisions`,
+ * `constraints`, `openQuestions`, `nextSteps`), a plain `{ summary }`, or both; null reads as absent.
+ * models/prompts.ts compactionResult renders it with the phase goal from the request.
+ */
+export const CompactionAnswer = z
+  .object({
+    summary: z.string().trim().nullish(),
+    produced: z.array(z.object({ what: z.string(), artifact: z.string().nullish() })).nullish(),
+    decisions: z.array(z.string()).nullish(),
+    constraints: z.array(z.string()).nullish(),
+    openQuestions: z.array(z.string()).nullish(),
+    nextSteps: z.array(z.string()).nullish(),
+  })
+  .refine(
+    (a) =>
+      Boolean(a.summary) || Object.entries(a).some(([key, value]) => key !== 'summary' && (value?.length ?? 0) > 0),
+    'expected a summary or a structured hand-off',
+  );
+export type CompactionAnswer = z.infer<typeof CompactionAnswer>;
 
 /** The task after alignment: the goals it now serves and the input that led there. */
 export interface AlignedTask {
@@ -83,10 +108,12 @@ export interface OrchestrateRequest {
   candidates: Candidates;
 }
 
-export interface CompactRequest {
-  phaseGoal: string;
-  inputs: string[];
-}
+/**
+ * What the compaction role summarises: a finished phase's whole record (a hand-off: inputs, replies,
+ * tool calls, artifacts), or, for a transcript window over budget, its oldest items as lines in
+ * `inputs`. Requests recorded before hand-offs carry `phaseGoal` and `inputs` alone.
+ */
+export type CompactRequest = PhaseRecord;
 export type CompactResult = z.infer<typeof CompactionOutput>;
 
 // ---- the inner execution loop (agent steps and tool calls) ------------------------------------------
@@ -102,6 +129,8 @@ export interface AgentStepRequest {
   goals: { session: string; phase: string };
   decision: Decision;
   summaries: Array<{ phaseIndex: number; goal: string; summary: string }>;
+  /** The Session's artifacts, oldest first (absent from requests recorded before artifacts). */
+  artifacts?: Artifact[];
   transcript: TranscriptItem[];
   skills: string[];
   toolsets: string[];
@@ -132,7 +161,12 @@ export interface RunToolRequest {
   /** Validated JSON text of the arguments. */
   arguments: string;
 }
-export const RunToolResult = z.object({ output: z.string(), isError: z.boolean() });
+export const RunToolResult = z.object({
+  output: z.string(),
+  isError: z.boolean(),
+  /** MCP resources the result links or embeds (`resource_link`, `resource`); absent from older workers. */
+  resources: z.array(ToolResource).optional(),
+});
 export type RunToolResult = z.infer<typeof RunToolResult>;
 
 /** `session_create_sub`: start a Session for an out-of-scope request and hand it the message verbatim. */

@@ -44,6 +44,8 @@ export const SessionView = z.object({
   lastDecision: DecisionRecord.nullable(),
   pendingOutOfScope: z.number().int(),
   children: SessionState.shape.children,
+  /** What the Session's tool calls produced or named, oldest first, one per uri (empty from older workers). */
+  artifacts: SessionState.shape.artifacts,
   recentRejections: SessionState.shape.rejections,
   /** The last control events: approvals, tool results, notifications, commands and an idle close. */
   recentControlEvents: SessionState.shape.controlEvents,

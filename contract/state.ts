@@ -179,6 +179,14 @@ export const BoundInput = PendingInput.extend({
 });
 export type BoundInput = z.infer<typeof BoundInput>;
 
+/** An MCP resource a tool result linked or embedded (activities/run-tool.ts). */
+export const ToolResource = z.object({
+  uri: z.string(),
+  title: z.string().optional(),
+  mimeType: z.string().optional(),
+});
+export type ToolResource = z.infer<typeof ToolResource>;
+
 /** Where one call of the current step stands while the turn carries it out. */
 export const PendingCall = ResolvedToolCall.extend({
   state: z.enum(['new', 'waiting-approval', 'approved', 'waiting-result', 'done']),
@@ -189,6 +197,8 @@ export const PendingCall = ResolvedToolCall.extend({
   result: ToolCallStatus.nullable(),
   /** The answer to its approval, once given (added in schemaVersion 2). */
   approval: ApprovalRecord.nullable().default(null),
+  /** Resources its result linked or embedded, kept until the step is sealed into artifacts. */
+  resources: z.array(ToolResource).optional(),
 });
 export type PendingCall = z.infer<typeof PendingCall>;
 
@@ -253,6 +263,30 @@ export const ChildSession = z.object({
 });
 export type ChildSession = z.infer<typeof ChildSession>;
 
+/** Where an artifact came from: an MCP resource, a path or URI in a result's structured content, or a written-to argument. */
+export const ARTIFACT_SOURCES = ['resource', 'result', 'argument'] as const;
+
+/**
+ * Something a tool call produced or named: a file path, a URI, an MCP resource. Artifacts are what the
+ * Session has done (goals say what it is for); the agent sees them in every request, and a phase's
+ * hand-off summary refers to them (workflows/artifacts.ts collects them when a step is sealed).
+ */
+export const Artifact = z.object({
+  /** The path or URI as the tool gave it: the key, so a newer call naming the same one replaces the entry. */
+  uri: z.string(),
+  /** `file` (a path or file: URI), `uri` (any other URI), `resource` (an MCP resource). */
+  kind: z.enum(['file', 'uri', 'resource']),
+  source: z.enum(ARTIFACT_SOURCES),
+  tool: z.string(),
+  callId: z.string(),
+  /** The input whose turn made the call, and the phase it belonged to. */
+  seq: z.number().int(),
+  phaseIndex: z.number().int(),
+  title: z.string().nullable(),
+  mimeType: z.string().nullable(),
+});
+export type Artifact = z.infer<typeof Artifact>;
+
 /** Approval decisions, tool results, notifications and commands: recorded, never task inputs. */
 export const ControlEvent = z.object({
   at: z.number(),
@@ -293,6 +327,8 @@ export const SessionState = z.object({
   recentControl: z.array(z.string()),
   /** The business agent's transcript: user inputs, replies, tool steps and summaries, oldest first. */
   transcript: z.array(TranscriptItem).default([]),
+  /** What tool calls produced or named, oldest first, one entry per uri (added without a schema bump: it defaults). */
+  artifacts: z.array(Artifact).default([]),
   /** The agent turn in progress, if any. No new input is bound while it is set. */
   turn: ActiveTurn.nullable().default(null),
   counts: z.object({
@@ -357,6 +393,11 @@ export const CARRIED_LISTS = {
   recentControl: { count: 500, bytes: 48 * KiB, share: 'trim', cap: { rank: 8, keep: 0 } },
   /** Bounded by bytes alone; the agent's context window compacts it further (workflows/context-window.ts). */
   transcript: { count: null, bytes: 192 * KiB, share: 'trim', cap: { rank: 3, keep: 0 } },
+  /**
+   * Tool-made artifacts, one per uri. Given up late by the cap (they are what the Session has done),
+   * but before the de-duplication window (a rank between theirs), and the newest few always stay.
+   */
+  artifacts: { count: 100, bytes: 48 * KiB, share: 'trim', cap: { rank: 9.5, keep: 10 } },
 } as const satisfies Record<CarriedListName, CarriedList>;
 
 type Rows = typeof CARRIED_LISTS;

@@ -1,6 +1,7 @@
 /**
  * The agent step's chat request, assembled afresh from facts on every call: a system message with the
- * goals, the decision, earlier phases' summaries and loaded skills; recalled memories as quoted data
+ * goals, the decision, loaded skills and tools, the Session's artifacts and earlier phases' summaries;
+ * recalled memories as quoted data
  * in a message of their own; the transcript as
  * user, assistant and tool messages; the loaded tools as OpenAI function tools. Pure: no I/O.
  */
@@ -10,6 +11,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionMessageFunctionToolCall,
 } from 'openai/resources/chat/completions';
+import { artifactLine } from '../contract/handoff.js';
 import type { TranscriptItem } from '../contract/transcript.js';
 import type { Decision } from '../contract/state.js';
 import type { AgentStepPrompt, AgentToolSpec } from './roles.js';
@@ -81,7 +83,15 @@ export function agentTools(specs: AgentToolSpec[]): ChatCompletionFunctionTool[]
   });
 }
 
-/** The system message: who the agent is, the goals, the decision, and what the Session has loaded. */
+/** How many of the newest artifacts the system message lists. */
+export const PROMPT_ARTIFACTS = 50;
+
+/**
+ * The system message, in a fixed order so that its stable part comes first (provider prompt caches
+ * hit): who the agent is and the goals, the decision and the rules, the loaded Skills and tools, the
+ * Session's artifacts, then the summaries of earlier phases. The current phase's transcript follows as
+ * messages of its own.
+ */
 export function agentSystemMessage(prompt: AgentStepPrompt): string {
   const lines = [
     `You are the business agent of Session ${prompt.sessionId}. The Session owns its goals; work toward them.`,
@@ -91,12 +101,24 @@ export function agentSystemMessage(prompt: AgentStepPrompt): string {
     '',
     AGENT_RULES,
   ];
-  if (prompt.summaries.length > 0) {
-    lines.push('', 'Earlier phases of this Session (summaries):');
-    for (const s of prompt.summaries) lines.push(`- Phase ${s.phaseIndex} (goal: ${s.goal}): ${s.summary}`);
-  }
   for (const skill of prompt.skills) {
     lines.push('', `## Skill: ${skill.name} (${skill.id})`, skill.instructions.trim());
+  }
+  const tools = prompt.tools.filter((t) => t.execution !== 'builtin');
+  if (tools.length > 0) {
+    lines.push('', `Loaded tools: ${tools.map((t) => t.functionName).join(', ')}`);
+  }
+  const artifacts = prompt.artifacts ?? [];
+  if (artifacts.length > 0) {
+    lines.push(
+      '',
+      'Artifacts of this Session (files, URIs and resources its tool calls produced or named, oldest first):',
+    );
+    for (const a of artifacts.slice(-PROMPT_ARTIFACTS)) lines.push(`- ${artifactLine(a)}`);
+  }
+  if (prompt.summaries.length > 0) {
+    lines.push('', 'Earlier phases of this Session (hand-off summaries):');
+    for (const s of prompt.summaries) lines.push(`### Phase ${s.phaseIndex} (goal: ${s.goal})`, s.summary);
   }
   return lines.join('\n');
 }

@@ -7,6 +7,7 @@
  * compaction by an extractive summary. It has no agent model, so it never writes a reply.
  */
 import { FAILURE } from '../contract/failures.js';
+import { deterministicHandoff, isPhaseRecord, renderHandoff } from '../contract/handoff.js';
 import { ApplicationFailure } from '@temporalio/common';
 import {
   runLocalRole,
@@ -98,7 +99,12 @@ export class LocalModels implements RoleModels {
     return this.run({ role: 'orchestration', request }, call);
   }
 
+  /** A phase record gets the deterministic hand-off (nothing to guess offline); loose transcript lines an extractive summary. */
   async compact(request: CompactRequest, call?: CallOptions): Promise<CompactResult> {
+    if (isPhaseRecord(request)) {
+      const handoff = deterministicHandoff(request);
+      return { summary: renderHandoff(request.phaseGoal, handoff), handoff };
+    }
     const { summary } = await this.run({ role: 'compaction', request }, call);
     if (summary === undefined) {
       // Nothing but acknowledgements: keep the phase uncompacted rather than invent a summary.

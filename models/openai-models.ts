@@ -10,12 +10,13 @@ import { parseModelJson, toModelFailure } from './model-errors.js';
 import { strictJsonSchema } from './strict-json-schema.js';
 import {
   compactionPrompt,
+  compactionResult,
   extractionPrompt,
   orchestrationPrompt,
   relevancePrompt,
   type ChatPrompt,
 } from './prompts.js';
-import { CompactionOutput, ExtractionOutput, OrchestrationOutput } from '../contract/activity-contract.js';
+import { CompactionAnswer, ExtractionOutput, OrchestrationOutput } from '../contract/activity-contract.js';
 import { RelevanceScores } from '../contract/relevance.js';
 import {
   ROLES,
@@ -114,8 +115,8 @@ export class OpenAIModels implements RoleModels {
     return this.json('orchestration', orchestrationPrompt(request), OrchestrationOutput, call);
   }
 
-  compact(request: Parameters<RoleModels['compact']>[0], call: CallOptions) {
-    return this.json('compaction', compactionPrompt(request), CompactionOutput, call);
+  async compact(request: Parameters<RoleModels['compact']>[0], call: CallOptions) {
+    return compactionResult(request, await this.json('compaction', compactionPrompt(request), CompactionAnswer, call));
   }
 
   /** One step with real tool calling: the loaded tools go out as `tools`, the answer is text or `tool_calls`. */

@@ -2,7 +2,14 @@
  * Prompts of the helper-model roles. Each prompt sees only what its role may see; the request's
  * JSON is the user message so that what reached the model is exactly what the role was given.
  */
-import type { CompactRequest, ExtractRequest, OrchestrateRequest } from '../contract/activity-contract.js';
+import type {
+  CompactionAnswer,
+  CompactRequest,
+  CompactResult,
+  ExtractRequest,
+  OrchestrateRequest,
+} from '../contract/activity-contract.js';
+import { isPhaseRecord, renderHandoff, type Handoff } from '../contract/handoff.js';
 import type { RelevanceRequest } from '../contract/relevance.js';
 
 export interface ChatPrompt {
@@ -89,8 +96,37 @@ export const COMPACTION_SYSTEM = `You summarise a finished phase of an agent Ses
 Answer with JSON only: {"summary": "..."} — at most 120 words: what was asked and what was produced or decided.
 Do not restate, rewrite or replace the goals.`;
 
+export const HANDOFF_SYSTEM = `You write the hand-off of a finished phase of an agent Session, so the next phase can continue the work.
+You get the phase goal and the phase record: the user's inputs, the agent's replies, its tool calls with clipped
+arguments and results, and the artifacts (files, URIs, resources) the tool calls produced.
+Answer with JSON only:
+{"produced": [{"what": "...", "artifact": "<exact path or URI from the artifacts, or null>"}],
+ "decisions": ["..."], "constraints": ["..."], "openQuestions": ["..."], "nextSteps": ["..."]}
+- produced: every deliverable, naming its artifact exactly as the record spells it.
+- decisions: decisions taken and commitments made. constraints: what the user required or preferred.
+- openQuestions: what is unresolved. nextSteps: what remains to do. Short items; empty lists are fine.
+Use only what the record shows. Do not restate, rewrite or replace the goals.`;
+
+/** The compaction prompt: a hand-off for a whole phase record, a plain summary for loose transcript lines. */
 export function compactionPrompt(request: CompactRequest): ChatPrompt {
-  return { system: COMPACTION_SYSTEM, user: JSON.stringify(request) };
+  return { system: isPhaseRecord(request) ? HANDOFF_SYSTEM : COMPACTION_SYSTEM, user: JSON.stringify(request) };
+}
+
+/**
+ * The compaction result from the model's answer: for a phase record, the structured hand-off rendered
+ * with the request's own phase goal (the model cannot rewrite it); otherwise its summary.
+ */
+export function compactionResult(request: CompactRequest, answer: CompactionAnswer): CompactResult {
+  const handoff: Handoff = {
+    produced: (answer.produced ?? []).map((p) => ({ what: p.what, artifact: p.artifact ?? null })),
+    decisions: answer.decisions ?? [],
+    constraints: answer.constraints ?? [],
+    openQuestions: answer.openQuestions ?? [],
+    nextSteps: answer.nextSteps ?? [],
+  };
+  const structured = Object.values(handoff).some((list) => list.length > 0);
+  if (!isPhaseRecord(request) && !structured) return { summary: answer.summary ?? '' };
+  return { summary: renderHandoff(request.phaseGoal, handoff, answer.summary ?? undefined), handoff };
 }
 
 function round(x: number): number {

@@ -10,7 +10,7 @@ import type {
   ExtractResult,
   OrchestrateRequest,
 } from '../contract/activity-contract.js';
-import type { Decision } from '../contract/state.js';
+import type { Artifact, Decision } from '../contract/state.js';
 import type { RelevanceRequest, RelevanceScores } from '../contract/relevance.js';
 import type { ResolvedToolCall, TranscriptItem } from '../contract/transcript.js';
 
@@ -42,6 +42,8 @@ export interface AgentStepPrompt {
   goals: { session: string; phase: string };
   decision: Decision;
   summaries: Array<{ phaseIndex: number; goal: string; summary: string }>;
+  /** What the Session's tool calls produced or named, oldest first (none when absent). */
+  artifacts?: Artifact[];
   transcript: TranscriptItem[];
   skills: Array<{ id: string; name: string; instructions: string }>;
   memories: Array<{ id: string; text: string }>;

@@ -118,13 +118,20 @@ describe('the agent acts inside the aligned environment', () => {
     const goal = 'Write a Markdown guide for installing ComfyUI';
     script.selection.set(goal, { skills: ['markdown-guide'], toolsets: [] });
     const handle = await startSession(worker);
+    const wrote = 'The guide is in guide.md: installing ComfyUI step by step.';
+    server.enqueue(MODEL.agent, { content: wrote });
     await send(handle, goal);
     await decided(handle, 1);
 
     const convert = 'Convert the Markdown guide to Word';
     script.relevance.set(convert, [0.2, 0.85]);
     script.selection.set(convert, { skills: ['markdown-guide'], toolsets: ['mcp-doc-convert'] });
-    script.summary.set(goal, 'Wrote guide.md: installing ComfyUI step by step.');
+    // The compaction model can only say what its request holds: the phase's input and the agent's reply.
+    const compactions = server.requests(MODEL.compaction).length;
+    script.summary.set(goal, (request) => {
+      const { inputs, replies } = request as { inputs: string[]; replies?: string[] };
+      return `Asked: ${inputs.join(' ')} Replied: ${(replies ?? []).join(' ')}`;
+    });
     const before = server.requests(MODEL.agent).length;
     server.enqueue(
       MODEL.agent,
@@ -147,8 +154,10 @@ describe('the agent acts inside the aligned environment', () => {
     // and the call paired with its result; the first phase's raw input is not in the window.
     const [first, second] = agentRequests(before);
     expect(first?.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['markdown_to_docx', 'session_create_sub']));
+    const [compaction] = server.requests(MODEL.compaction).slice(compactions);
+    expect(userJson(compaction!)).toMatchObject({ phaseGoal: goal, inputs: [goal], replies: [wrote] });
     const system = second?.messages.find((m) => m.role === 'system')?.content ?? '';
-    expect(system).toContain('Wrote guide.md: installing ComfyUI step by step.');
+    expect(system).toContain(`Summary: Asked: ${goal} Replied: ${wrote}`);
     const roles = second?.messages.map((m) => m.role);
     expect(roles?.slice(-3)).toEqual(['user', 'assistant', 'tool']);
     expect(second?.messages.some((m) => m.content === goal)).toBe(false);

@@ -101,12 +101,13 @@ afterAll(async () => {
 });
 
 describe('the doc-convert demo MCP server', () => {
-  it('lists its conversion tools, none of which needs approval', () => {
+  it('lists its conversion tools and its Markdown writer, none of which needs approval', () => {
     const [toolset] = mcp.toolsets();
     expect(toolset).toMatchObject({ id: 'mcp-doc-convert', execution: 'mcp' });
     expect(toolset?.tools.map((t) => [t.name, t.requiresApproval])).toEqual([
       ['markdown_to_docx', false],
       ['markdown_to_html', false],
+      ['write_markdown', false],
     ]);
   });
 

@@ -477,6 +477,43 @@ describe.runIf(enabled)('record replay histories', () => {
     await record('agent-guard', handle);
   });
 
+  it('phase-handoff: artifacts from a tool result, a long turn cut to stubs, a hand-off made and one that fell back', async () => {
+    const name = 'phase-handoff';
+    forget(name);
+    const goal = 'Exercise the fixture tools: echo notes into files';
+    script.selection.set(goal, { skills: [], toolsets: ['mcp-fixture'] });
+    const handle = await startSession(w, { settings: { agentContextBytes: 4096 } });
+    await send(handle, goal);
+    await decided(handle, 1);
+    // One turn of three tool steps, each over a third of the window: the earlier ones go as stubs.
+    const long = (n: number) => JSON.stringify({ path: `notes/part-${n}.md`, text: 'x'.repeat(1_800) });
+    const result = await turn(handle, 2, 'echo the three notes', [
+      { toolCalls: [{ name: 'echo', arguments: { text: long(1) } }] },
+      { toolCalls: [{ name: 'echo', arguments: { text: long(2) } }] },
+      { toolCalls: [{ name: 'echo', arguments: { text: long(3) } }] },
+      { content: 'Echoed notes/part-1.md, notes/part-2.md and notes/part-3.md.' },
+    ]);
+    expect(result).toMatchObject({ outcome: 'replied' });
+    // A new phase: its predecessor is handed off by the compaction model.
+    const next = 'Now summarise the notes for the team';
+    script.relevance.set(next, [0.2, 0.85]);
+    script.selection.set(next, { skills: [], toolsets: ['mcp-fixture'] });
+    await send(handle, next);
+    await decided(handle, 3);
+    // Another: this time the compaction model fails and the deterministic hand-off is kept.
+    script.summary.set(next, { status: 400 });
+    const last = 'Then file the summary in the tracker';
+    script.relevance.set(last, [0.2, 0.85]);
+    script.selection.set(last, { skills: [], toolsets: ['mcp-fixture'] });
+    await send(handle, last);
+    await decided(handle, 4);
+    const view = await idle(handle);
+    expect(view.artifacts.map((a) => a.uri)).toEqual(['notes/part-1.md', 'notes/part-2.md', 'notes/part-3.md']);
+    expect(view.phase?.previous.map((p) => p.compaction)).toEqual(['compacted', 'failed']);
+    expect(view.phase?.previous[0]?.summary).toMatch(/^Phase goal: /);
+    await record(name, handle);
+  });
+
   it('agent-sub-session: the agent calls session_create_sub', async () => {
     forget('agent-sub-session');
     const handle = await sessionWith('Exercise the fixture tools: echo and delegate research', ['mcp-fixture']);

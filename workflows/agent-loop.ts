@@ -154,7 +154,7 @@ async function runCall(
         arguments: call.arguments,
       }),
     );
-    finishCall(call, result.isError ? 'error' : 'ok', result.output);
+    finishCall(call, result.isError ? 'error' : 'ok', result.output, result.resources);
   } catch (err) {
     if (isCancellation(err) && turn.interrupted) {
       finishCall(call, 'interrupted', 'interrupted while it ran');
@@ -177,6 +177,7 @@ async function stepRequest(ctx: SessionContext, turn: ActiveTurn): Promise<Agent
       .slice(0, -1)
       .filter((p) => p.summary !== null)
       .map((p) => ({ phaseIndex: p.index, goal: p.goal.text, summary: p.summary ?? '' })),
+    artifacts: state.artifacts,
     transcript: window,
     skills: state.capabilities.skills.map((c) => c.id),
     toolsets: state.capabilities.toolsets.map((c) => c.id),

@@ -1,15 +1,16 @@
 /**
  * The transcript window a model step sees: the current phase's items (earlier phases are
- * represented by their summaries). When the window is over the per-model context budget, the
- * oldest sealed items (from earlier turns) are compacted into one summary item before the call.
- * Items are whole units, so a tool call is never separated from its result.
+ * represented by their hand-off summaries and the Session's artifacts). When the window is over the
+ * per-model context budget, the oldest sealed items (from earlier turns) are compacted into one
+ * summary item before the call, and if the current turn alone is still over it, its earlier tool
+ * results are cut to stubs. Items are whole units, so a tool call is never separated from its result.
  */
 import { isCancellation, patched } from '@temporalio/workflow';
 import type { SessionContext } from './session-context.js';
 import { describeFailure } from './stage-runner.js';
 import type { ActiveTurn } from '../contract/state.js';
 import { clip, clipBytes, jsonBytes } from '../contract/text.js';
-import type { TranscriptItem } from '../contract/transcript.js';
+import { clipToolOutput, type TranscriptItem } from '../contract/transcript.js';
 
 /** One transcript item as plain text, for the compaction role. */
 export function itemText(item: TranscriptItem): string {
@@ -56,8 +57,52 @@ export function itemsToCompact(
   return chosen;
 }
 
-/** The current phase's items, compacting older sealed items first when they exceed the budget. */
+/** What an earlier step of the current turn keeps of each call's arguments and output once the turn is over budget. */
+export const TURN_STUB_BYTES = 512;
+
+/**
+ * A long tool loop inside one turn: when `items` are still over `budget`, the turn's earlier steps
+ * (oldest first, never its newest) keep only a clipped, marked stub of each call's arguments and
+ * output, until the items fit. The transcript itself keeps them whole: only the request is cut.
+ */
+export function stubTurnOutputs(items: TranscriptItem[], turnSeq: number, budget: number): TranscriptItem[] {
+  let size = jsonBytes(items);
+  if (size <= budget) return items;
+  let newest = -1;
+  items.forEach((item, i) => {
+    if (item.kind === 'step' && item.seq === turnSeq) newest = i;
+  });
+  const out = [...items];
+  for (let i = 0; i < newest && size > budget; i++) {
+    const item = out[i];
+    if (item?.kind !== 'step' || item.seq !== turnSeq) continue;
+    const stub: TranscriptItem = {
+      ...item,
+      calls: item.calls.map((c) => ({
+        ...c,
+        arguments: clipToolOutput(c.arguments, TURN_STUB_BYTES),
+        output: clipToolOutput(c.output, TURN_STUB_BYTES),
+      })),
+    };
+    size -= jsonBytes(item) - jsonBytes(stub);
+    out[i] = stub;
+  }
+  return out;
+}
+
+/**
+ * The current phase's items, compacting older sealed items first when they exceed the budget, then
+ * the current turn's earlier tool results (stubTurnOutputs) if one turn alone is still over it.
+ */
 export async function contextWindow(ctx: SessionContext, turn: ActiveTurn): Promise<TranscriptItem[]> {
+  const items = await phaseWindow(ctx, turn);
+  const budget = ctx.state.settings.agentContextBytes;
+  // Histories recorded before turn compaction sent the turn whole (it changes only the activity input).
+  if (jsonBytes(items) <= budget || !patched('compact-turn-outputs')) return items;
+  return stubTurnOutputs(items, turn.seq, budget);
+}
+
+async function phaseWindow(ctx: SessionContext, turn: ActiveTurn): Promise<TranscriptItem[]> {
   const { state } = ctx;
   const phaseStart = state.phases.at(-1)?.startedAtSeq ?? 0;
   const budget = state.settings.agentContextBytes;

@@ -3,6 +3,10 @@
  * offering the one that ended to the compaction role.
  */
 import { LIMITS, STAGE, keepLast, type DecisionRecord, type Goal, type SessionState } from '../contract/state.js';
+import { patched } from '@temporalio/workflow';
+import { HANDOFF_BYTES } from '../contract/handoff.js';
+import { clipBytes } from '../contract/text.js';
+import { fallbackSummary, phaseRecord } from './handoff.js';
 import type { SessionContext } from './session-context.js';
 import { runStage } from './stage-runner.js';
 
@@ -25,11 +29,28 @@ export function openPhase(state: SessionState, goal: Goal, endedAs: 'open' | 'sk
   keepLast(state.phases, LIMITS.phases);
 }
 
-/** Offers the finished phase to the compaction role; failure leaves it uncompacted. */
+/**
+ * Offers the finished phase's whole record to the compaction role for its hand-off summary; when the
+ * role fails, the phase keeps the deterministic hand-off of the same record (marked `failed`).
+ * Sessions recorded before hand-offs replay the old request, made of the user's inputs alone.
+ */
 export async function compactPhase(ctx: SessionContext, phaseIndex: number, record: DecisionRecord): Promise<void> {
   const { state, activities } = ctx;
   const phase = state.phases.find((p) => p.index === phaseIndex);
   if (!phase) return;
+  if (patched('phase-handoff')) {
+    const request = phaseRecord(state, phase);
+    const result = await runStage(record, STAGE.compact, ctx.show, () => activities.compact(request));
+    if (result.ok) {
+      phase.compaction = 'compacted';
+      phase.summary = clipBytes(result.value.summary, HANDOFF_BYTES);
+    } else {
+      phase.compaction = 'failed';
+      phase.summary = fallbackSummary(request);
+      record.fallbacks.push(`compaction: ${result.reason}; the phase keeps a hand-off built from its record`);
+    }
+    return;
+  }
   const inputs = state.history.filter((h) => h.phaseIndex === phaseIndex).map((h) => h.text);
   const result = await runStage(record, STAGE.compact, ctx.show, () =>
     activities.compact({ phaseGoal: phase.goal.text, inputs }),

@@ -10,9 +10,17 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { BUDGET } from '../contract/budget.js';
 import type { ApprovalInput, ToolResultInput } from '../contract/messages.js';
-import type { ActiveTurn, AgentToolCall, ApprovalRecord, PendingCall, SessionState } from '../contract/state.js';
+import type {
+  ActiveTurn,
+  AgentToolCall,
+  ApprovalRecord,
+  PendingCall,
+  SessionState,
+  ToolResource,
+} from '../contract/state.js';
 import { clipBytes } from '../contract/text.js';
 import { clipToolOutput, type ResolvedToolCall, type ToolCallStatus } from '../contract/transcript.js';
+import { recordStepArtifacts } from './artifacts.js';
 
 /** Arguments and results as the decision record shows them. */
 const RECORD_FIELD_BYTES = 1024;
@@ -59,11 +67,17 @@ export function nextAction(call: PendingCall): NextAction {
   return { kind: 'run', via: 'mcp' };
 }
 
-/** Records a call's result (clipped and marked when long); the call is done. */
-export function finishCall(call: PendingCall, status: ToolCallStatus, output: string): void {
+/** Records a call's result (clipped and marked when long) and the resources it named; the call is done. */
+export function finishCall(
+  call: PendingCall,
+  status: ToolCallStatus,
+  output: string,
+  resources: ToolResource[] = [],
+): void {
   call.state = 'done';
   call.result = status;
   call.output = clipToolOutput(output);
+  if (resources.length > 0) call.resources = resources;
 }
 
 /** The calls of the current step that wait for (or may already receive) a person's decision. */
@@ -190,7 +204,7 @@ export function failureKey(call: { tool: string; arguments: string }): string {
 
 /**
  * Seals a finished step into the transcript (assistant message and every result together), adds
- * its calls to the decision record, and updates the loop guard. Returns how many times in a row
+ * its calls to the decision record and what they produced to the artifacts, and updates the loop guard. Returns how many times in a row
  * the last failing call has now failed (0 when the step's last call succeeded).
  */
 export function sealStep(state: SessionState, turn: ActiveTurn): number {
@@ -208,6 +222,11 @@ export function sealStep(state: SessionState, turn: ActiveTurn): number {
       output: c.output ?? '',
     })),
   });
+  recordStepArtifacts(
+    state,
+    turn.seq,
+    step.calls.map((c) => ({ ...c, status: c.result ?? 'interrupted', output: c.output ?? '' })),
+  );
   const agent = turn.record.agent;
   if (agent) agent.toolCalls.push(...step.calls.map(recordCall));
   for (const call of step.calls) {

@@ -36,6 +36,7 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
     lastDecision: state.decisions.at(-1) ?? null,
     pendingOutOfScope: state.outOfScope.filter((r) => r.status === 'pending').length,
     children: state.children,
+    artifacts: state.artifacts,
     recentRejections: state.rejections,
     recentControlEvents: state.controlEvents.slice(-10),
     settings: state.settings,
@@ -112,6 +113,11 @@ export function renderDetails(state: SessionState, stage: SessionStage): string 
     '',
     `**Loaded:** skills ${names(state.capabilities.skills)} · toolsets ${names(state.capabilities.toolsets)} · memories ${state.capabilities.memories.length}`,
   );
+  if (state.artifacts.length > 0) {
+    const newest = state.artifacts.slice(-5).map((a) => `${a.uri} (${a.tool}, #${a.seq})`);
+    const more = state.artifacts.length > 5 ? ` and ${state.artifacts.length - 5} earlier` : '';
+    lines.push('', `**Artifacts:** ${clip(newest.join(', '), 400)}${more}`);
+  }
   if (state.parentSessionId) lines.push('', `**Parent session:** ${state.parentSessionId}`);
   if (state.children.length > 0)
     lines.push('', `**Sub-sessions:** ${state.children.map((c) => c.sessionId).join(', ')}`);

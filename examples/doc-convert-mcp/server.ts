@@ -1,6 +1,7 @@
 /**
  * A real MCP server (stdio) that converts Markdown files in a workspace folder: `markdown_to_docx`
- * writes a Word file, `markdown_to_html` an HTML page, each next to its source. Every conversion
+ * writes a Word file, `markdown_to_html` an HTML page, each next to its source; `write_markdown`
+ * writes a Markdown file the agent composed (the first phase of the source article's example). Every conversion
  * appends one line to `<workspace>/.conversions.log` (time, tool, source, target, bytes, call id), so a
  * run can be checked from outside.
  *
@@ -182,6 +183,43 @@ server.registerTool(
       const page = `<!doctype html>\n<html><head><meta charset="utf-8"><title>${safeTitle}</title></head>\n<body>\n${body}</body></html>\n`;
       return { bytes: Buffer.from(page, 'utf8'), details: {} };
     }),
+);
+
+server.registerTool(
+  'write_markdown',
+  {
+    title: 'Write a Markdown file',
+    description:
+      'Write (create or replace) a Markdown file in the workspace, e.g. a guide the task asks for. Report the path you chose.',
+    inputSchema: {
+      path: z
+        .string()
+        .min(1)
+        .regex(/\.(md|markdown)$/i, 'must end in .md or .markdown')
+        .describe('Workspace path of the Markdown file to write, e.g. "comfyui-guide.md".'),
+      content: z.string().describe('The whole Markdown text.'),
+    },
+    outputSchema: { path: z.string(), bytes: z.number() },
+  },
+  async ({ path, content }) => {
+    try {
+      const target = await writableTarget(path);
+      await writeFile(target, content, { flag: WRITE });
+      const shown = relative(workspace, target);
+      const bytes = (await stat(target)).size;
+      return {
+        content: [{ type: 'text' as const, text: `Wrote ${shown} (${bytes} bytes).` }],
+        structuredContent: { path: shown, bytes },
+      };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const reason =
+        code === 'ELOOP'
+          ? 'the target is a symbolic link, which this server does not write through'
+          : (err as Error).message;
+      return { content: [{ type: 'text' as const, text: `Write failed: ${reason}` }], isError: true };
+    }
+  },
 );
 
 await server.connect(new StdioServerTransport());

@@ -14,7 +14,8 @@ export interface RoleScript {
   relevance: Map<string, Scores | Reply | Reply[]>;
   terms: Map<string, string[] | Reply>;
   selection: Map<string, Selection | Reply>;
-  summary: Map<string, string | Reply>;
+  /** By phase goal: a fixed summary or reply, or one built from the compaction request's JSON. */
+  summary: Map<string, string | Reply | ((request: Record<string, unknown>) => string)>;
   reply: Map<string, string | Reply>;
 }
 
@@ -67,8 +68,9 @@ export function scriptRoles(server: ScriptedModelServer): RoleScript {
     return isReply(entry) ? entry : { json: entry };
   });
   server.on(MODEL.compaction, (req) => {
-    const { phaseGoal } = userJson<{ phaseGoal: string }>(req);
-    const entry = script.summary.get(phaseGoal) ?? `Summary of: ${phaseGoal}`;
+    const request = userJson<{ phaseGoal: string }>(req);
+    const scripted = script.summary.get(request.phaseGoal) ?? `Summary of: ${request.phaseGoal}`;
+    const entry = typeof scripted === 'function' ? scripted(request) : scripted;
     return isReply(entry) ? entry : { json: { summary: entry } };
   });
   server.on(MODEL.agent, (req) => {

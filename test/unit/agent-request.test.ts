@@ -87,12 +87,25 @@ describe('transcriptMessages', () => {
     ]);
   });
 
-  it('puts goals, decision note, summaries and skills in one system message, memories apart as data, and tools without $schema', () => {
+  it('puts goals, skills, tools, artifacts and summaries in that order in one system message, memories apart as data, and tools without $schema', () => {
     const prompt: AgentStepPrompt = {
       sessionId: 's',
       goals: { session: 'Ship the guide', phase: 'Convert it' },
       decision: 'uncertain',
       summaries: [{ phaseIndex: 2, goal: 'Outline', summary: 'Agreed.' }],
+      artifacts: [
+        {
+          uri: 'outline.md',
+          kind: 'file',
+          source: 'argument',
+          tool: 'write_markdown',
+          callId: 'call_1',
+          seq: 3,
+          phaseIndex: 2,
+          title: null,
+          mimeType: null,
+        },
+      ],
       transcript,
       skills: [{ id: 'md', name: 'Markdown', instructions: '  Use ATX headings.\n' }],
       memories: [{ id: '1', text: 'Prefers A4.' }],
@@ -107,8 +120,13 @@ describe('transcriptMessages', () => {
     expect(system).toContain('Session-wide goal: Ship the guide');
     expect(system).toContain('Current phase goal: Convert it');
     expect(system).toMatch(/"uncertain"\. .*ask the user a short clarifying question/);
-    expect(system).toContain('- Phase 2 (goal: Outline): Agreed.');
+    expect(system).toContain('### Phase 2 (goal: Outline)\nAgreed.');
     expect(system).toContain('## Skill: Markdown (md)\nUse ATX headings.');
+    expect(system).toContain('- outline.md (file, from write_markdown call call_1, input #3, phase 2)');
+    const order = ['Session-wide goal', '## Skill: Markdown', 'Loaded tools: convert', '- outline.md', '### Phase 2'];
+    const at = order.map((text) => system.indexOf(text));
+    expect(at.every((i) => i >= 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
     expect(system).not.toContain('Prefers A4.');
     expect(messages[1]).toEqual({
       role: 'user',

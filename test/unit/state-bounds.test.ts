@@ -42,6 +42,17 @@ function buildWorstCase(): SessionState {
     state.outOfScope.push({ ...bound, status: 'pending', routedTo: null, note: null });
     state.children.push({ sessionId: `c${i}`, goal: long, createdAtSeq: i, lastRoutedSeq: i, routed: 1 });
     state.transcript.push({ kind: 'user', seq: bound.seq, text: long, resources });
+    state.artifacts.push({
+      uri: `${emoji(512)}${i}`,
+      kind: 'file',
+      source: 'argument',
+      tool: emoji(100),
+      callId: emoji(100),
+      seq: bound.seq,
+      phaseIndex: i,
+      title: emoji(100),
+      mimeType: null,
+    });
     state.phases.push({
       index: i + 1,
       goal: { text: long, resources, setAtSeq: i },
@@ -107,6 +118,7 @@ describe('carried state', () => {
       [state.recentControl, BUDGET.recentControl],
       [state.controlEvents, BUDGET.controlEvents],
       [state.children, BUDGET.children],
+      [state.artifacts, BUDGET.artifacts],
     ];
     for (const [list, share] of shares) {
       // The newest item always stays, even if it alone is larger than the share.

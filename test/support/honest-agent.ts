@@ -1,0 +1,126 @@
+/**
+ * Scripted models that know nothing but the request they are sent, as a real model does: the agent
+ * and the compaction role for the model server (model-server.ts). Tests that use them cannot be
+ * fooled by a script: whatever they use (a file name, an artifact) must be in the request.
+ *
+ * The agent, from the newest user message of its request:
+ * - after a tool result (the last message is a tool message): replies with what the results say;
+ * - asked to write a Markdown guide ("guide" and "Markdown"): calls `write_markdown` under a file name
+ *   it makes from the message's own words, with a short guide as content;
+ * - asked to convert Markdown to Word: looks for `.md` paths in the request (user and tool messages,
+ *   and the system message without its Skills' instructions, whose file names are examples, not
+ *   files); exactly one found, it calls `markdown_to_docx` with exactly that path; none or several,
+ *   it asks the user which file;
+ * - otherwise: asks what to do.
+ * A tool it needs that the request does not offer makes it say so instead of calling it.
+ *
+ * The compaction role builds its answer from the request's JSON alone: a hand-off whose `produced`
+ * lists the record's artifacts, or a summary of the lines of a transcript window.
+ */
+import type { Handler, RecordedMessage, RecordedRequest, Reply } from './model-server.js';
+
+/** The words a file name is made of: lower-case, no filler. */
+const FILLER = new Set([
+  'a',
+  'an',
+  'and',
+  'the',
+  'complete',
+  'deliver',
+  'write',
+  'research',
+  'markdown',
+  'guide',
+  'to',
+]);
+
+/** A file name from the message's own words, e.g. "Research ComfyUI and deliver a guide" → "comfyui-guide.md". */
+export function chosenFileName(text: string): string {
+  const words = text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w && !FILLER.has(w));
+  return `${words.slice(0, 3).join('-') || 'notes'}-guide.md`;
+}
+
+/** The system message without the Skills' instructions (a Skill section runs until the next known heading). */
+export function systemWithoutSkills(system: string): string {
+  const kept: string[] = [];
+  let inSkill = false;
+  for (const line of system.split('\n')) {
+    if (line.startsWith('## Skill:')) inSkill = true;
+    else if (/^(Loaded tools:|Artifacts of this Session|Earlier phases of this Session)/.test(line)) inSkill = false;
+    if (!inSkill) kept.push(line);
+  }
+  return kept.join('\n');
+}
+
+const MD_PATH = /(?:[\w.-]+\/)*[\w.-]+\.md\b/g;
+
+/** The distinct `.md` paths the request holds, in the order they first appear. */
+export function markdownPaths(messages: RecordedMessage[]): string[] {
+  const texts = messages.map((m) => (m.role === 'system' ? systemWithoutSkills(m.content) : m.content));
+  return [...new Set(texts.flatMap((t) => t.match(MD_PATH) ?? []))];
+}
+
+function offers(req: RecordedRequest, name: string): boolean {
+  return req.tools.some((t) => t.name === name);
+}
+
+/** The honest agent (see the module comment). */
+export const honestAgent: Handler = (req): Reply => {
+  const last = req.messages.at(-1);
+  if (last?.role === 'tool') {
+    let start = req.messages.length;
+    while (start > 0 && req.messages[start - 1]?.role === 'tool') start--;
+    const results = req.messages.slice(start);
+    return { content: `Done. ${results.map((m) => m.content.split('\n')[0]).join(' ')}` };
+  }
+  const task = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  if (/markdown/i.test(task) && /guide/i.test(task) && !/convert/i.test(task)) {
+    if (!offers(req, 'write_markdown'))
+      return { content: 'I have no tool to write files here; where should the guide go?' };
+    const path = chosenFileName(task);
+    const content = `# ${task}\n\n## Install\n\n1. Download it.\n2. Run it.\n`;
+    return { toolCalls: [{ name: 'write_markdown', arguments: { path, content } }] };
+  }
+  if (/convert/i.test(task) && /(word|docx)/i.test(task)) {
+    const paths = markdownPaths(req.messages);
+    if (paths.length !== 1) {
+      const seen = paths.length === 0 ? 'I cannot find one in this session' : `I see ${paths.join(', ')}`;
+      return { content: `Which Markdown file should I convert? ${seen}.` };
+    }
+    if (!offers(req, 'markdown_to_docx')) return { content: 'I have no conversion tool loaded.' };
+    return { toolCalls: [{ name: 'markdown_to_docx', arguments: { inputPath: paths[0] } }] };
+  }
+  return { content: 'What would you like me to do?' };
+};
+
+interface CompactionRequestJson {
+  phaseGoal: string;
+  inputs: string[];
+  replies?: string[];
+  toolCalls?: Array<{ tool: string; status: string }>;
+  artifacts?: Array<{ uri: string; kind: string; tool: string }>;
+}
+
+/** The compaction request as the role received it (the user message's JSON). */
+export function compactionRequestOf(req: RecordedRequest): CompactionRequestJson {
+  const user = req.messages.find((m) => m.role === 'user');
+  return JSON.parse(user?.content ?? '{}') as CompactionRequestJson;
+}
+
+/** The honest compaction role (see the module comment). */
+export const honestCompaction: Handler = (req): Reply => {
+  const request = compactionRequestOf(req);
+  if (request.artifacts === undefined) return { json: { summary: request.inputs.join(' ').slice(0, 600) || '-' } };
+  return {
+    json: {
+      produced: request.artifacts.map((a) => ({ what: `${a.kind} written by ${a.tool}`, artifact: a.uri })),
+      decisions: (request.toolCalls ?? []).filter((c) => c.status === 'ok').map((c) => `used ${c.tool}`),
+      constraints: request.inputs.slice(1),
+      openQuestions: (request.replies ?? []).filter((r) => r.trim().endsWith('?')),
+      nextSteps: [],
+    },
+  };
+};
