@@ -137,7 +137,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       description: DESCRIPTIONS.subSessionReply,
       validator: (raw) => {
         const reason = replyRefusal(raw);
-        if (reason !== null) throw ApplicationFailure.nonRetryable(reason, FAILURE.InvalidMessage);
+        if (reason !== null) throw ApplicationFailure.nonRetryable(reason, FAILURE.InvalidRequest);
       },
     },
   );
