@@ -24,7 +24,7 @@ const GOAL = 'Research ComfyUI and deliver a Markdown guide';
 const question = (i: number) => `Will it rain in city ${i} on Friday?`;
 const answerTo = (text: string) => `Forecast for "${text}": light rain.`;
 /** Small timeouts so a model step the kill orphans is retried within seconds. */
-const settings = { modelTimeoutMs: 3_000, agentTimeoutMs: 8_000, modelAttempts: 3 };
+const settings = { modelTimeoutMs: 5_000, agentTimeoutMs: 12_000, modelAttempts: 4 };
 
 let models: ScriptedModelServer;
 let connection: Connection;
