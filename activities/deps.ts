@@ -3,14 +3,22 @@ import type { CapabilityCatalog, RecallOptions } from '../capabilities/catalog.j
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import type { MemoryBackend, MemoryRecall } from '../capabilities/memory-store.js';
 import type { RoleModels } from '../models/roles.js';
-import type { MessageInput, SessionStart, Recorded } from '../contract/messages.js';
+import type {
+  MessageInput,
+  SessionStart,
+  Recorded,
+  SubSessionReply,
+  SubSessionReplyResult,
+} from '../contract/messages.js';
 
-/** Hands messages to Sessions (routing, `session_create_sub`); the worker implements it with a Temporal client. */
+/** Hands messages to Sessions (routing, `session_create_sub`) and replies back to parents; the worker implements it with a Temporal client. */
 export interface SessionDirectory {
   /** Update-with-start `submit`: the receiver's answer, or a non-retryable `HandOverRefused` failure. */
   submitWithStart(args: { start: SessionStart; taskQueue: string; message: MessageInput }): Promise<Recorded>;
   /** `submit` to a running Session: its answer, or a non-retryable `HandOverRefused` failure. */
   submit(args: { sessionId: string; message: MessageInput }): Promise<Recorded>;
+  /** `subSessionReply` to a parent Session: its answer, or a non-retryable `HandOverRefused` failure. */
+  reply(args: { sessionId: string; reply: SubSessionReply }): Promise<SubSessionReplyResult>;
 }
 
 export interface ActivityDeps {

@@ -94,6 +94,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
           parentSessionId: request.parentSessionId,
           profile: request.profile,
           settings: request.settings,
+          ...(request.depth === undefined ? {} : { depth: request.depth }),
         },
         taskQueue: request.taskQueue,
         message: {
@@ -101,7 +102,12 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
           text: request.message.text,
           resources: request.message.resources,
           from: { kind: 'session', id: request.parentSessionId },
-          routed: { fromSessionId: request.parentSessionId, reason: request.reason ?? 'out-of-scope' },
+          routed: {
+            fromSessionId: request.parentSessionId,
+            reason: request.reason ?? 'out-of-scope',
+            ...(request.parentSeq === undefined ? {} : { seq: request.parentSeq }),
+          },
+          ...(request.message.note ? { note: request.message.note } : {}),
         },
       });
       return { sessionId, seq: answer.seq, duplicate: answer.duplicate };
@@ -110,6 +116,10 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
     async handOver(request) {
       const answer = await directory().submit({ sessionId: request.sessionId, message: request.message });
       return { seq: answer.seq, duplicate: answer.duplicate };
+    },
+
+    async answerParent(request) {
+      return directory().reply({ sessionId: request.sessionId, reply: request.reply });
     },
   };
 }

@@ -15,6 +15,8 @@ import {
   Sender,
   SessionStart,
   Recorded,
+  SubSessionReply,
+  SubSessionReplyResult,
 } from '../contract/messages.js';
 import {
   AgentOutcome,
@@ -86,6 +88,22 @@ export const SPECS: Spec[] = [
     example: { messageId: 'm-2', text: 'Add a section on custom nodes' },
   },
   { kind: 'update', name: 'result', payload: ResultRequest, result: TurnResult, example: { seq: 2, timeoutMs: 30000 } },
+  {
+    kind: 'update',
+    name: 'subSessionReply',
+    payload: SubSessionReply,
+    result: SubSessionReplyResult,
+    example: {
+      sessionId: 'research-42.sub-3f9a1c0b7d2e',
+      seq: 1,
+      parentSeq: 2,
+      messageId: 'm-2',
+      reason: 'out-of-scope',
+      outcome: 'replied',
+      reply: 'Light rain in Hangzhou on Friday, 18-23 °C.',
+      why: null,
+    },
+  },
   { kind: 'query', name: 'goals', argument: null, result: GoalsResult },
   { kind: 'query', name: 'capabilities', argument: null, result: Capabilities },
   { kind: 'query', name: 'decisions', argument: LimitArgument, result: z.array(DecisionRecord) },

@@ -134,6 +134,12 @@ function markdown(): string {
         `Rules beyond the schema: \`text\` must contain a non-space character and be at most ${MAX_TEXT_CHARS} ` +
           `characters; at most ${MAX_RESOURCES} resources. This is the only task input; every other signal ` +
           'bypasses the relevance path.',
+        'Sessions fill in `routed` and `note` when they hand a message to another Session: `text` and ' +
+          '`resources` stay the user’s, verbatim; `routed.seq` names the sender’s input, so the receiver’s ' +
+          'reply goes back to it (update `subSessionReply`); `note` is what the delegating agent added, shown ' +
+          'to the receiving agent as a labelled note and never judged as the task. A hand-over’s `messageId` is ' +
+          'the sender’s own for a routed input, and `tool:<seq>:<callId>` for one its agent delegated with ' +
+          '`session_create_sub`.',
       );
     } else {
       p(`De-duplicated by \`${spec.dedupe}\`.`);
@@ -160,6 +166,25 @@ function markdown(): string {
         `Payload schema: the \`message\` payload above (${schemaLink(schemaFileOf(spec.name, 'payload'))}). Example:`,
       );
     } else {
+      if (spec.name === 'result') {
+        p(
+          'An input that was out of scope and handed to a sub-session (`record.route.via` `new-sub` or ' +
+            '`existing-sub`) stays `pending` until the sub-session’s reply comes back (`record.route.reply`, and ' +
+            'the reply text in the `history` entry’s `reply`), or until `settings.subSessionReplyWaitMs` after ' +
+            'the hand-over; then it is `done`, with `route.reply` null if no reply came.',
+        );
+      }
+      if (spec.name === 'subSessionReply') {
+        p(
+          'Sent by a sub-session’s worker (activity `answerParent`) when its agent turn for an input its ' +
+            'parent handed over has ended, with update id `subSessionReply:<sessionId>:<seq>`; services do not ' +
+            'send it. The parent de-duplicates by (`sessionId`, `seq`) across continue-as-new, so a re-delivery ' +
+            'returns `duplicate: true` and changes nothing. It bypasses relevance and is never a task input: ' +
+            'the parent records it in the routed input’s decision record (`route.reply`) and `history` entry ' +
+            '(`reply`), in `snapshot.children` (`status`, `awaiting`, `lastReply`), as a control event, and in ' +
+            'the transcript its agent sees next.',
+        );
+      }
       p(
         'The validator rejects an invalid payload before anything reaches history (an `ApplicationFailure` of ' +
           'type `InvalidRequest` naming the field).',

@@ -67,6 +67,10 @@ export function formatDecision(record: DecisionRecord, view: SessionView | null,
     }
   }
   if (record.route) lines.push(`  route: ${record.route.to ?? 'nowhere'} (${record.route.via}) — ${record.route.note}`);
+  const answer = record.route?.reply;
+  if (answer) {
+    lines.push(`  sub-session ${answer.sessionId} answered (#${answer.seq}, ${answer.outcome})`);
+  }
   for (const fallback of record.fallbacks) lines.push(`  fallback: ${fallback}`);
   if (view) {
     lines.push(`session goal: ${view.goals.session ? clip(view.goals.session.text, 200) : '—'}`);
@@ -135,6 +139,7 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
     const notes = [
       record.degraded ? `degraded: ${record.degraded}` : '',
       record.route ? `routed ${record.route.via}${record.route.to ? ` to ${record.route.to}` : ''}` : '',
+      record.route?.reply ? `answered ${record.route.reply.outcome}` : '',
       record.agent ? `agent ${record.agent.outcome}` : '',
       ...(record.agent?.toolCalls ?? []).map((c) => `tool ${c.tool} [${c.status}]`),
       ...record.fallbacks,
@@ -165,7 +170,10 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
   return out.join('\n');
 }
 
-/** Parent, this Session and its sub-sessions with the goal each was created for. */
+/**
+ * Parent, this Session and its sub-sessions with the goal each was created for, whether it is
+ * working on a handed-over input, and the last reply it sent back.
+ */
 export function formatTree(view: SessionView): string {
   const lines: string[] = [];
   let indent = '';
@@ -178,7 +186,14 @@ export function formatTree(view: SessionView): string {
   view.children.forEach((child, i) => {
     const branch = i === view.children.length - 1 ? '└─' : '├─';
     const requests = `${child.routed} request${child.routed === 1 ? '' : 's'}`;
-    lines.push(`${pad}${branch} ${child.sessionId}  ${clip(child.goal, 60)} · ${requests}`);
+    const status = child.status === 'working' ? `working on ${child.awaiting}` : 'idle';
+    lines.push(`${pad}${branch} ${child.sessionId}  ${clip(child.goal, 60)} · ${requests} · ${status}`);
+    const last = child.lastReply;
+    if (last) {
+      const stem = i === view.children.length - 1 ? '   ' : '│  ';
+      const text = last.text === null ? '(no reply)' : clip(last.text.replace(/\s+/g, ' '), 100);
+      lines.push(`${pad}${stem}   last reply (#${last.seq}, ${last.outcome}): ${text}`);
+    }
   });
   return lines.join('\n');
 }

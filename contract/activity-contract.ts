@@ -6,7 +6,15 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
-import { Recorded, type HandOverReason, type MessageInput, type ResourceRef, type Settings } from './messages.js';
+import {
+  Recorded,
+  SubSessionReplyResult,
+  type HandOverReason,
+  type MessageInput,
+  type ResourceRef,
+  type Settings,
+  type SubSessionReply,
+} from './messages.js';
 import type { RelevanceRequest, RelevanceScores } from './relevance.js';
 import { Handoff, type PhaseRecord } from './handoff.js';
 import { Cap, ToolResource, type Artifact, type Decision } from './state.js';
@@ -175,7 +183,12 @@ export interface CreateSubRequest {
   taskQueue: string;
   profile: string;
   settings: Settings;
-  message: { messageId: string; text: string; resources: ResourceRef[] };
+  /** The message handed over: the user's text and resources verbatim, the delegating agent's note beside them. */
+  message: { messageId: string; text: string; resources: ResourceRef[]; note?: string };
+  /** The parent's input seq the message came from; the sub-session's reply names it. */
+  parentSeq?: number;
+  /** The new Session's depth in the Session tree (the parent's + 1). */
+  depth?: number;
   /** The request's key in the parent (its messageId, or origin and messageId if handed over): the sub-session id derives from it. */
   requestKey?: string;
   /** Why the message is handed over: routing of an out-of-scope request (default), or the agent's delegation. */
@@ -198,6 +211,15 @@ export interface HandOverRequest {
 export const HandOverResult = Recorded;
 export type HandOverResult = Recorded;
 
+/** Sends a sub-session's reply to its parent (update `subSessionReply`, de-duplicated by the parent). */
+export interface AnswerParentRequest {
+  /** The parent Session. */
+  sessionId: string;
+  reply: SubSessionReply;
+}
+export const AnswerParentResult = SubSessionReplyResult;
+export type AnswerParentResult = SubSessionReplyResult;
+
 /** Every activity the Session workflow schedules. */
 export interface SessionActivities {
   relevance(request: RelevanceRequest): Promise<RelevanceScores>;
@@ -207,6 +229,7 @@ export interface SessionActivities {
   compact(request: CompactRequest): Promise<CompactResult>;
   createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;
   handOver(request: HandOverRequest): Promise<HandOverResult>;
+  answerParent(request: AnswerParentRequest): Promise<AnswerParentResult>;
 }
 
 /** The inner loop's activities: one model step, one tool call. */

@@ -4,7 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { CONTROL_SIGNALS, type ControlKind } from './control-signals.js';
-import type { SessionStart, Recorded } from './messages.js';
+import type { SessionStart, Recorded, SubSessionReplyResult } from './messages.js';
 import {
   RESULT_WAIT_MAX_MS,
   type GoalsResult,
@@ -42,6 +42,12 @@ export const submitUpdate = defineUpdate<Recorded, [unknown]>('submit');
  */
 export const resultUpdate = defineUpdate<TurnResult, [unknown]>('result');
 
+/**
+ * A sub-session's reply to an input its parent handed over; sent by the sub-session's worker, never
+ * by users. Payload: SubSessionReply. A bypass input: recorded, never judged or queued as a task.
+ */
+export const subSessionReplyUpdate = defineUpdate<SubSessionReplyResult, [unknown]>('subSessionReply');
+
 export const approvalSignal = defineSignal<[unknown]>('approval');
 export const toolResultSignal = defineSignal<[unknown]>('toolResult');
 export const notificationSignal = defineSignal<[unknown]>('notification');
@@ -71,6 +77,8 @@ export const DESCRIPTIONS = {
   toolResult: CONTROL_SIGNALS.toolResult.description,
   notification: CONTROL_SIGNALS.notification.description,
   command: CONTROL_SIGNALS.command.description,
+  subSessionReply:
+    'A sub-session\'s reply to an input this Session handed over (sent by the sub-session): {"sessionId", "seq", "parentSeq", "messageId", "reason", "outcome", "reply", "why"}. Recorded as a fact; de-duplicated by (sessionId, seq).',
   result: `Waits (at most ${RESULT_WAIT_MAX_MS / 1000} s) for the input {"seq": number, "timeoutMs"?: number} to be decided and its agent turn to end or wait for an approval or a tool result; returns {"seq", "status", "outcome", "record"}.`,
   goals: 'Session-wide and current-phase goals: {"session": Goal|null, "phase": Goal|null}.',
   capabilities: 'Loaded skills, toolsets and memories with id, name and source, and the capability revision.',

@@ -59,11 +59,53 @@ export const MessageInput = z
     // null is accepted as absent: Temporal's HTTP API turns an empty array into null.
     resources: z.array(ResourceRef).max(MAX_RESOURCES).nullish(),
     from: Sender.nullish(),
-    /** Set when another Session handed this input over: out of its scope, or delegated by its agent. */
-    routed: z.object({ fromSessionId: SessionId, reason: HandOverReason }).strict().nullish(),
+    /**
+     * Set when another Session handed this input over: out of its scope, or delegated by its agent.
+     * `seq` is the input of the sending Session it came from; the receiver's reply to it goes back
+     * there (`subSessionReply`).
+     */
+    routed: z
+      .object({ fromSessionId: SessionId, reason: HandOverReason, seq: z.number().int().positive().optional() })
+      .strict()
+      .nullish(),
+    /**
+     * The delegating agent's own words beside a handed-over message (the text stays the user's,
+     * verbatim). Shown to the receiving Session's agent as a labelled note, never judged as the task.
+     */
+    note: z.string().max(MAX_TEXT_CHARS, `note must be at most ${MAX_TEXT_CHARS} characters`).nullish(),
   })
   .strict();
 export type MessageInput = z.infer<typeof MessageInput>;
+
+/**
+ * A sub-session's answer to an input its parent handed over (update `subSessionReply`, sent by the
+ * sub-session's `answerParent` activity). A bypass input: it never goes through relevance and never
+ * becomes a task input. De-duplicated by (sessionId, seq), so a re-delivered answer changes nothing.
+ */
+export const SubSessionReply = z
+  .object({
+    /** The answering sub-session. */
+    sessionId: SessionId,
+    /** Its input seq the reply belongs to. */
+    seq: z.number().int().positive(),
+    /** The parent's input seq the handed-over message came from, when the hand-over carried it. */
+    parentSeq: z.number().int().positive().nullable(),
+    /** The handed-over messageId, as the parent sent it. */
+    messageId: id('messageId'),
+    reason: HandOverReason,
+    /** How the sub-session's agent turn ended. */
+    outcome: z.enum(['replied', 'interrupted', 'guarded', 'failed', 'skipped']),
+    /** The sub-session's reply text; null when its turn ended without one. */
+    reply: z.string().max(MAX_TEXT_CHARS).nullable(),
+    /** Why the turn ended without a reply; null when it replied. */
+    why: z.string().max(2_000).nullable(),
+  })
+  .strict();
+export type SubSessionReply = z.infer<typeof SubSessionReply>;
+
+/** What `subSessionReply` answers: whether the parent took the reply or had already seen it. */
+export const SubSessionReplyResult = z.object({ accepted: z.boolean(), duplicate: z.boolean() });
+export type SubSessionReplyResult = z.infer<typeof SubSessionReplyResult>;
 
 /** How a Session recorded a message: its seq, and whether it had seen the messageId before. `submit` answers it. */
 export const Recorded = z.object({ seq: z.number().int().positive(), duplicate: z.boolean() });
@@ -187,6 +229,19 @@ export const Settings = z
         'idleTimeoutMs must be 0 or 1000 ms to 365 days',
       )
       .optional(),
+    /** Sub-sessions the agent may create with `session_create_sub` in one turn; more are tool errors. */
+    maxSubSessionsPerTurn: z.number().int().min(0).max(20).default(3),
+    /**
+     * How deep the Session tree may grow: a top-level Session is depth 0, its sub-sessions 1. A
+     * Session at this depth creates no sub-sessions (the agent gets a tool error, routing keeps the request).
+     */
+    maxSessionDepth: z.number().int().min(0).max(10).default(2),
+    /**
+     * How long the `result` update treats an out-of-scope input handed to a sub-session as pending,
+     * waiting for the sub-session's reply, counted from the hand-over. After it the input is `done`
+     * without a reply (the reply is still recorded when it comes).
+     */
+    subSessionReplyWaitMs: z.number().int().min(0).max(3_600_000).default(90_000),
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;
@@ -207,6 +262,8 @@ export const SessionStart = z
     profile: z.string().trim().min(1).max(100).optional(),
     goals: StartGoals.optional(),
     settings: Settings.partial().optional(),
+    /** Depth in the Session tree: 0 (default) for a top-level Session; a sub-session gets its parent's + 1. */
+    depth: z.number().int().min(0).max(100).optional(),
   })
   .strict();
 export type SessionStart = z.infer<typeof SessionStart>;

@@ -134,6 +134,18 @@ export const AgentOutcome = z.object({
 });
 export type AgentOutcome = z.infer<typeof AgentOutcome>;
 
+/** What a sub-session answered to one handed-over input, as the parent records it. */
+export const SubSessionAnswer = z.object({
+  sessionId: z.string(),
+  /** The sub-session's input seq it answered. */
+  seq: z.number().int(),
+  outcome: TurnOutcome,
+  /** The reply text (clipped to LIMITS.replyChars), or null when the turn ended without one. */
+  text: z.string().nullable(),
+  at: z.number(),
+});
+export type SubSessionAnswer = z.infer<typeof SubSessionAnswer>;
+
 export const DecisionRecord = z.object({
   seq: z.number().int(),
   messageId: z.string(),
@@ -150,7 +162,13 @@ export const DecisionRecord = z.object({
   agent: AgentOutcome.nullable(),
   /** Where an out-of-scope input was handed (added after schemaVersion 1 shipped; defaults keep old state valid). */
   route: z
-    .object({ to: z.string().nullable(), via: z.enum(['parent', 'existing-sub', 'new-sub', 'none']), note: z.string() })
+    .object({
+      to: z.string().nullable(),
+      via: z.enum(['parent', 'existing-sub', 'new-sub', 'none']),
+      note: z.string(),
+      /** The sub-session's reply once it came back (`subSessionReply`); null until then. */
+      reply: SubSessionAnswer.nullable().default(null),
+    })
     .nullable()
     .default(null),
 });
@@ -166,7 +184,12 @@ export const PendingInput = z.object({
   receivedAt: z.number(),
   via: z.enum(['signal', 'update']),
   /** Set when another Session handed this input over (added after schemaVersion 1 shipped). */
-  routed: z.object({ fromSessionId: z.string(), reason: HandOverReason }).nullable().default(null),
+  routed: z
+    .object({ fromSessionId: z.string(), reason: HandOverReason, seq: z.number().int().optional() })
+    .nullable()
+    .default(null),
+  /** The delegating agent's note beside a handed-over message; null otherwise. */
+  note: z.string().nullable().default(null),
 });
 export type PendingInput = z.infer<typeof PendingInput>;
 
@@ -260,6 +283,12 @@ export const ChildSession = z.object({
   createdAtSeq: z.number().int(),
   lastRoutedSeq: z.number().int(),
   routed: z.number().int(),
+  /** `working` while a handed-over input waits for its reply; `idle` once every one was answered. */
+  status: z.enum(['working', 'idle']).default('idle'),
+  /** Handed-over inputs not answered yet. */
+  awaiting: z.number().int().nonnegative().default(0),
+  /** The latest reply that came back (text clipped), or null before the first. */
+  lastReply: SubSessionAnswer.nullable().default(null),
 });
 export type ChildSession = z.infer<typeof ChildSession>;
 
@@ -287,10 +316,10 @@ export const Artifact = z.object({
 });
 export type Artifact = z.infer<typeof Artifact>;
 
-/** Approval decisions, tool results, notifications and commands: recorded, never task inputs. */
+/** Approval decisions, tool results, notifications, commands and sub-session replies: recorded, never task inputs. */
 export const ControlEvent = z.object({
   at: z.number(),
-  kind: z.enum(['approval', 'toolResult', 'notification', 'command']),
+  kind: z.enum(['approval', 'toolResult', 'notification', 'command', 'subSessionReply']),
   id: z.string(),
   summary: z.string(),
 });
@@ -300,6 +329,8 @@ export const SessionState = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),
   sessionId: z.string(),
   parentSessionId: z.string().nullable(),
+  /** Depth in the Session tree: 0 for a top-level Session, the parent's + 1 for a sub-session. */
+  depth: z.number().int().nonnegative().default(0),
   profile: z.string(),
   settings: Settings,
   status: z.enum(['active', 'paused', 'closed']),
@@ -415,6 +446,8 @@ export const LIMITS = {
   routingCandidates: 5,
   /** Reply characters kept per bound input. */
   replyChars: 8_000,
+  /** Characters of a sub-session's last reply kept in the parent's `children` entry. */
+  childReplyChars: 500,
 } as const;
 
 /** Keeps the newest `limit` items of a list in place. */

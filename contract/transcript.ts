@@ -71,10 +71,18 @@ export type ToolExchange = z.infer<typeof ToolExchange>;
 /**
  * The transcript, as facts. `step` is one assistant message with tool calls together with every
  * call's result: it is written only once all results exist, so a call is never separated from its
- * result. `summary` stands in for older items that were compacted.
+ * result. `summary` stands in for older items that were compacted. `sub-reply` is what a sub-session
+ * answered to an input this Session handed over.
  */
 export const TranscriptItem = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('user'), seq: z.number().int(), text: z.string(), resources: z.array(ResourceRef) }),
+  z.object({
+    kind: z.literal('user'),
+    seq: z.number().int(),
+    text: z.string(),
+    resources: z.array(ResourceRef),
+    /** The delegating parent's note beside a handed-over message (absent otherwise). */
+    note: z.object({ fromSessionId: z.string(), text: z.string() }).optional(),
+  }),
   z.object({ kind: z.literal('reply'), seq: z.number().int(), text: z.string() }),
   z.object({
     kind: z.literal('step'),
@@ -83,5 +91,20 @@ export const TranscriptItem = z.discriminatedUnion('kind', [
     calls: z.array(ToolExchange),
   }),
   z.object({ kind: z.literal('summary'), seq: z.number().int(), text: z.string() }),
+  /**
+   * A sub-session's reply to an input this Session handed over: a fact the agent sees, not a task input.
+   */
+  z.object({
+    kind: z.literal('sub-reply'),
+    /** Where it sits: the Session's latest bound input when the reply came (so the current window holds it). */
+    seq: z.number().int(),
+    /** This Session's input the sub-session answered, when the hand-over named it. */
+    inputSeq: z.number().int().nullable(),
+    /** The request that was handed over (clipped), so the reply reads on its own. */
+    request: z.string(),
+    sessionId: z.string(),
+    outcome: z.string(),
+    text: z.string(),
+  }),
 ]);
 export type TranscriptItem = z.infer<typeof TranscriptItem>;

@@ -163,10 +163,25 @@ export function transcriptMessages(transcript: TranscriptItem[], specs: AgentToo
   for (const item of transcript) {
     switch (item.kind) {
       case 'user': {
+        // The delegating agent's note goes first, in a message of its own, so the user's words stay
+        // the newest message, verbatim.
+        if (item.note) {
+          messages.push({
+            role: 'user',
+            content: `[Note from Session ${item.note.fromSessionId}, which handed the next message over]\n${item.note.text}`,
+          });
+        }
         const resources = item.resources.map((r) => `\n[resource] ${r.title ? `${r.title} ` : ''}${r.uri}`).join('');
         messages.push({ role: 'user', content: `${item.text}${resources}` });
         break;
       }
+      case 'sub-reply':
+        // A fact from another Session, as a labelled user note (chat templates take no mid-conversation system message).
+        messages.push({
+          role: 'user',
+          content: `[Reply from sub-session ${item.sessionId} (${item.outcome}) to the request handed over${item.inputSeq === null ? '' : ` from input #${item.inputSeq}`}: "${item.request}"]\n${item.text}`,
+        });
+        break;
       case 'reply':
         messages.push({ role: 'assistant', content: item.text });
         break;

@@ -17,6 +17,7 @@ import {
   approvalSignal,
   commandSignal,
   decisionsQuery,
+  historyQuery,
   resultUpdate,
   snapshotQuery,
   toolResultSignal,
@@ -383,7 +384,7 @@ describe('the agent acts inside the aligned environment', () => {
       },
       { content: 'Delegated the pricing research.' },
     );
-    script.selection.set('Research competitor pricing for Q3', { skills: [], toolsets: [] });
+    script.selection.set('delegate the pricing research', { skills: [], toolsets: [] });
     const result = await turn(handle, 2, 'delegate the pricing research');
     const call = result.record?.agent?.toolCalls[0];
     expect(call).toMatchObject({ callId: 'call_sub', tool: 'session_create_sub', status: 'ok' });
@@ -393,7 +394,10 @@ describe('the agent acts inside the aligned environment', () => {
     expect(first.decision).toBe('initialize');
     const childSnapshot = await child.query(snapshotQuery);
     expect(childSnapshot.parentSessionId).toBe(handle.workflowId.slice('session:'.length));
-    expect(childSnapshot.goals.session?.text).toBe('Research competitor pricing for Q3');
+    // The user's words go over verbatim; the agent's own text travels beside them as a note.
+    expect(childSnapshot.goals.session?.text).toBe('delegate the pricing research');
+    const [handed] = await child.query(historyQuery);
+    expect(handed).toMatchObject({ messageId: 'tool:2:call_sub', note: 'Research competitor pricing for Q3' });
     expect((await handle.query(snapshotQuery)).children.map((c) => c.sessionId)).toContain(sessionId);
   });
 });

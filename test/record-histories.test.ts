@@ -527,4 +527,42 @@ describe.runIf(enabled)('record replay histories', () => {
     await idle(handle);
     await record('agent-sub-session', handle);
   });
+
+  it('sub-session-answers: a routed request and two delegations reusing call_1 answer back to the parent', async () => {
+    for (const scenario of ['answers-parent', 'answers-routed-child', 'answers-delegated-child']) forget(scenario);
+    const goal = 'Write the release notes for version 2';
+    const aside = 'What is the capital of Australia?';
+    script.selection.set(goal, { skills: [], toolsets: [] });
+    script.selection.set(aside, { skills: [], toolsets: [] });
+    script.relevance.set(`${aside}|${goal}`, [0.05, 0.05]);
+    const parent = await startSession(w);
+    await send(parent, goal);
+    await decided(parent, 1);
+    await send(parent, aside);
+    // The result update waits for the sub-session's reply.
+    const routed = await parent.executeUpdate(resultUpdate, { args: [{ seq: 2, timeoutMs: 60_000 }] });
+    expect(routed.record?.route?.reply).toMatchObject({ outcome: 'replied', text: `Working on: ${aside}` });
+    for (const [seq, text, note] of [
+      [3, 'Delegate the French translation', 'Translate into French'],
+      [4, 'Delegate the German translation', 'Translate into German'],
+    ] as const) {
+      script.selection.set(text, { skills: [], toolsets: [] });
+      const result = await turn(parent, seq, text, [
+        { toolCalls: [{ id: 'call_1', name: 'session_create_sub', arguments: { text: note } }] },
+        { content: 'Handed over.' },
+      ]);
+      expect(result.record?.agent?.toolCalls).toEqual([expect.objectContaining({ callId: 'call_1', status: 'ok' })]);
+    }
+    const view = await waitFor(
+      () => parent.query(snapshotQuery),
+      (s) => s.stage === 'Idle' && s.children.length === 3 && s.children.every((c) => c.lastReply !== null),
+      60_000,
+    );
+    const [routedChild, delegatedChild] = view.children;
+    await idle(w.client.workflow.getHandle(workflowIdFor(routedChild!.sessionId)));
+    await idle(w.client.workflow.getHandle(workflowIdFor(delegatedChild!.sessionId)));
+    await record('answers-parent', parent);
+    await record('answers-routed-child', w.client.workflow.getHandle(workflowIdFor(routedChild!.sessionId)));
+    await record('answers-delegated-child', w.client.workflow.getHandle(workflowIdFor(delegatedChild!.sessionId)));
+  });
 });

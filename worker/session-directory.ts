@@ -1,6 +1,6 @@
 /**
- * The worker's way to hand messages to Sessions (routing and `session_create_sub`). Both paths use
- * the `submit` update, so the receiver's answer comes back: a refused hand-over (queue full, closed
+ * The worker's way to hand messages to Sessions (routing and `session_create_sub`) and to send a
+ * sub-session's reply back to its parent (`subSessionReply`). Hand-overs use the `submit` update, so the receiver's answer comes back: a refused hand-over (queue full, closed
  * Session, invalid message) is an error the sending Session records, never a silent drop.
  */
 import { FAILURE } from '../contract/failures.js';
@@ -13,7 +13,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SessionDirectory } from '../activities/deps.js';
-import { WORKFLOW_TYPE, submitUpdate } from '../contract/api.js';
+import { WORKFLOW_TYPE, subSessionReplyUpdate, submitUpdate } from '../contract/api.js';
 import { workflowIdFor } from '../contract/ids.js';
 import type { SessionWorkflow } from '../contract/api.js';
 
@@ -54,6 +54,19 @@ export function temporalSessionDirectory(client: Client): SessionDirectory {
       try {
         return await client.workflow.getHandle(workflowIdFor(sessionId)).executeUpdate(submitUpdate, {
           args: [message],
+        });
+      } catch (err) {
+        throw isRefusal(err) ? refused(sessionId, err) : err;
+      }
+    },
+
+    async reply({ sessionId, reply }) {
+      try {
+        // The update id repeats on a retried activity, so the server answers a re-delivery from the
+        // first outcome; the parent's own de-duplication covers a re-delivery after continue-as-new.
+        return await client.workflow.getHandle(workflowIdFor(sessionId)).executeUpdate(subSessionReplyUpdate, {
+          args: [reply],
+          updateId: `subSessionReply:${reply.sessionId}:${reply.seq}`,
         });
       } catch (err) {
         throw isRefusal(err) ? refused(sessionId, err) : err;

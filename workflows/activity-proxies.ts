@@ -14,6 +14,7 @@ import {
   CompactionOutput,
   CreateSubResult,
   HandOverResult,
+  AnswerParentResult,
   ExtractionOutput,
   OrchestrationOutput,
   type AgentActivities,
@@ -23,6 +24,7 @@ import {
   type CompactRequest,
   type CreateSubRequest,
   type HandOverRequest,
+  type AnswerParentRequest,
   type ExtractRequest,
   type OrchestrateRequest,
   type RecallRequest,
@@ -101,6 +103,17 @@ export function makeActivities(settings: Settings) {
     },
     summary: 'Creating a sub-session',
   });
+  // A sub-session's reply to its parent: the same short server call, shown as what it is.
+  const answering = proxyActivities<SessionActivities>({
+    startToCloseTimeout: '10s',
+    retry: {
+      maximumAttempts: 5,
+      initialInterval: '500ms',
+      maximumInterval: '5s',
+      nonRetryableErrorTypes: [FAILURE.HandOverRefused, FAILURE.NotConfigured],
+    },
+    summary: 'Answering the parent Session',
+  });
   // The inner loop: model steps and tool calls heartbeat, so a crashed worker is noticed in seconds,
   // not after the whole start-to-close budget; an interrupt's cancellation reaches them the same way.
   const agentQueue = settings.agentTaskQueue ? { taskQueue: settings.agentTaskQueue } : {};
@@ -139,6 +152,8 @@ export function makeActivities(settings: Settings) {
     createSubSession: async (request: CreateSubRequest) =>
       checked(CreateSubResult, await directory.createSubSession(request)),
     handOver: async (request: HandOverRequest) => checked(HandOverResult, await directory.handOver(request)),
+    answerParent: async (request: AnswerParentRequest) =>
+      checked(AnswerParentResult, await answering.answerParent(request)),
     agentStep: async (request: AgentStepRequest) => checked(AgentStepResult, await agent.agentStep(request)),
     runTool: async (request: RunToolRequest) => checked(RunToolResult, await tools.runTool(request)),
   };

@@ -5,16 +5,26 @@
  * with all its results. The turn is workflow state (`state.turn`), so waiting survives worker and
  * server restarts and continue-as-new; a restart never runs a tool without its approval.
  */
-import { condition, isCancellation } from '@temporalio/workflow';
+import { condition, isCancellation, patched } from '@temporalio/workflow';
 import { CreateSubArgs } from '../contract/builtin-tools.js';
-import { describeIssues } from '../contract/text.js';
+import { MAX_TEXT_CHARS, type ResourceRef } from '../contract/messages.js';
+import { clip, describeIssues } from '../contract/text.js';
 import type { AgentStepRequest } from '../contract/activity-contract.js';
 import { finishRecord } from './decision-records.js';
 import { recordApprovalRequested } from './metrics.js';
 import { contextWindow } from './context-window.js';
 import type { SessionContext } from './session-context.js';
 import { describeFailure } from './stage-runner.js';
-import { LIMITS, STAGE, keepLast, type ActiveTurn, type BoundInput, type TurnOutcome } from '../contract/state.js';
+import {
+  LIMITS,
+  STAGE,
+  keepLast,
+  type ActiveTurn,
+  type BoundInput,
+  type ChildSession,
+  type TurnOutcome,
+} from '../contract/state.js';
+import { awaitReply } from './sub-sessions.js';
 import { clipReason, finishCall, interruptCalls, nextAction, sealStep, startStep } from './tool-calls.js';
 import type { PendingCall } from '../contract/state.js';
 
@@ -25,7 +35,13 @@ export type TurnExit = 'finished' | 'parked';
 export async function startAgentTurn(ctx: SessionContext, input: BoundInput, turn: ActiveTurn): Promise<TurnExit> {
   const { state } = ctx;
   state.turn = turn;
-  state.transcript.push({ kind: 'user', seq: input.seq, text: input.text, resources: input.resources });
+  state.transcript.push({
+    kind: 'user',
+    seq: input.seq,
+    text: input.text,
+    resources: input.resources,
+    ...(input.note && input.routed ? { note: { fromSessionId: input.routed.fromSessionId, text: input.note } } : {}),
+  });
   return runAgentTurn(ctx);
 }
 
@@ -121,26 +137,72 @@ async function runCall(
         return;
       }
       const args = parsed.data;
+      // Sessions recorded before delegation was keyed by input seq hand over the model's text under
+      // its call id alone, which a later turn reusing `call_1` collided with.
+      if (!patched('delegation-keys')) {
+        const created = await ctx.cancellable(() =>
+          ctx.activities.createSubSession({
+            parentSessionId: state.sessionId,
+            taskQueue: ctx.taskQueue,
+            profile: 'sub-session',
+            settings: state.settings,
+            message: { messageId: `tool:${call.callId}`, text: args.text, resources: args.resources },
+            requestKey: `tool:${call.callId}`,
+            reason: 'delegated',
+          }),
+        );
+        state.children.push({
+          sessionId: created.sessionId,
+          goal: args.text,
+          createdAtSeq: turn.seq,
+          lastRoutedSeq: turn.seq,
+          routed: 1,
+          status: 'idle',
+          awaiting: 0,
+          lastReply: null,
+        });
+        keepLast(state.children, LIMITS.children);
+        finishCall(call, 'ok', JSON.stringify({ sessionId: created.sessionId, seq: created.seq ?? null }));
+        return;
+      }
+      const refused = delegationRefusal(ctx, turn);
+      if (refused !== null) {
+        finishCall(call, 'error', refused);
+        return;
+      }
+      const key = `tool:${turn.seq}:${call.callId}`;
       const created = await ctx.cancellable(() =>
         ctx.activities.createSubSession({
           parentSessionId: state.sessionId,
           taskQueue: ctx.taskQueue,
           profile: 'sub-session',
           settings: state.settings,
-          message: { messageId: `tool:${call.callId}`, text: args.text, resources: args.resources },
-          requestKey: `tool:${call.callId}`,
+          message: handedOver(ctx, turn, key, args),
+          requestKey: key,
           reason: 'delegated',
+          parentSeq: turn.seq,
+          depth: state.depth + 1,
         }),
       );
-      state.children.push({
+      const child: ChildSession = {
         sessionId: created.sessionId,
         goal: args.text,
         createdAtSeq: turn.seq,
         lastRoutedSeq: turn.seq,
         routed: 1,
-      });
+        status: 'idle',
+        awaiting: 0,
+        lastReply: null,
+      };
+      awaitReply(child);
+      state.children.push(child);
       keepLast(state.children, LIMITS.children);
-      finishCall(call, 'ok', JSON.stringify({ sessionId: created.sessionId, seq: created.seq ?? null }));
+      const output = {
+        sessionId: created.sessionId,
+        seq: created.seq ?? null,
+        status: 'handed over; the sub-session works on it and its reply comes back to this Session',
+      };
+      finishCall(call, 'ok', JSON.stringify(output));
       return;
     }
     const result = await ctx.cancellable(() =>
@@ -163,6 +225,42 @@ async function runCall(
     if (isCancellation(err)) throw err;
     finishCall(call, 'error', `tool call failed: ${describeFailure(err)}`);
   }
+}
+
+/** Why this turn may not create another sub-session (a tool error the model sees), or null. */
+function delegationRefusal(ctx: SessionContext, turn: ActiveTurn): string | null {
+  const { state } = ctx;
+  const { maxSubSessionsPerTurn, maxSessionDepth } = state.settings;
+  if (state.depth >= maxSessionDepth) {
+    return `session_create_sub refused: this Session is at depth ${state.depth} and sub-sessions may go at most ${maxSessionDepth} deep; do the work here or tell the user`;
+  }
+  const created = state.children.filter((c) => c.createdAtSeq === turn.seq).length;
+  if (created >= maxSubSessionsPerTurn) {
+    return `session_create_sub refused: at most ${maxSubSessionsPerTurn} sub-sessions per turn, and this turn created ${created}`;
+  }
+  return null;
+}
+
+/**
+ * The message a delegation hands over: the user's input verbatim (text and resources), with the
+ * agent's own words beside it as a note. Resources the agent named that the input lacked are listed
+ * in the note, so nothing it passed is lost and the user's message stays as sent.
+ */
+function handedOver(
+  ctx: SessionContext,
+  turn: ActiveTurn,
+  messageId: string,
+  args: CreateSubArgs,
+): { messageId: string; text: string; resources: ResourceRef[]; note: string } {
+  const { state } = ctx;
+  const bound = state.history.find((h) => h.seq === turn.seq);
+  const said = state.transcript.find((t) => t.kind === 'user' && t.seq === turn.seq);
+  const original = bound ?? (said?.kind === 'user' ? said : undefined);
+  const text = original?.text ?? args.text;
+  const resources = original?.resources ?? args.resources;
+  const extra = args.resources.filter((r) => !resources.some((own) => own.uri === r.uri));
+  const note = [args.text, ...extra.map((r) => `[resource] ${r.title ? `${r.title} ` : ''}${r.uri}`)].join('\n');
+  return { messageId, text, resources, note: clip(note, MAX_TEXT_CHARS) };
 }
 
 /** The facts the model step is given; compacts older sealed items first when over the budget. */

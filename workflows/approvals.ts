@@ -3,7 +3,7 @@
  * Approvals and tool results have their own signals: they never become task inputs, and a message
  * is never taken for an approval.
  */
-import { condition } from '@temporalio/workflow';
+import { condition, patched } from '@temporalio/workflow';
 import type { ControlKind } from '../contract/control-signals.js';
 import type { ControlResult } from './commands.js';
 import { recordRejection } from './intake.js';
@@ -11,6 +11,7 @@ import { recordApprovalResolved } from './metrics.js';
 import { ApprovalInput, ToolResultInput } from '../contract/messages.js';
 import { ResultRequest, type TurnResult } from '../contract/queries.js';
 import type { SessionState, TurnOutcome } from '../contract/state.js';
+import { awaitsSubSessionReply } from './sub-sessions.js';
 import { applyApproval, applyToolResult, clipReason, pendingRecordCalls } from './tool-calls.js';
 
 /**
@@ -48,9 +49,16 @@ export function applyToTurn(
   }
 }
 
-/** The input's state as the `result` update reports it now. */
-export function resultOf(state: SessionState, seq: number): TurnResult {
+/**
+ * The input's state as the `result` update reports it now. With `now` (workflow time), an input
+ * routed to a sub-session stays `pending` until the sub-session's reply is in its record, or
+ * `settings.subSessionReplyWaitMs` after the hand-over.
+ */
+export function resultOf(state: SessionState, seq: number, now: number | null = null): TurnResult {
   const done = [...state.decisions].reverse().find((d) => d.seq === seq);
+  if (done && now !== null && awaitsSubSessionReply(state, done, now)) {
+    return { seq, status: 'pending', outcome: done.agent?.outcome ?? null, record: done };
+  }
   if (done) return { seq, status: 'done', outcome: done.agent?.outcome ?? null, record: done };
   const turn = state.turn;
   if (turn?.seq === seq) {
@@ -75,10 +83,13 @@ export function resultOf(state: SessionState, seq: number): TurnResult {
  */
 export async function awaitResult(state: SessionState, raw: unknown): Promise<TurnResult> {
   const request = ResultRequest.parse(raw);
+  // Sessions recorded before sub-sessions answered back report a routed input done at once.
+  const answers = patched('sub-session-answers');
+  const now = () => (answers ? Date.now() : null);
   const settled = () => {
-    const status = resultOf(state, request.seq).status;
+    const status = resultOf(state, request.seq, now()).status;
     return status === 'done' || status === 'waiting' || status === 'unknown';
   };
   await condition(settled, request.timeoutMs);
-  return resultOf(state, request.seq);
+  return resultOf(state, request.seq, now());
 }

@@ -21,6 +21,8 @@ export function itemText(item: TranscriptItem): string {
       return `Assistant: ${item.text}`;
     case 'summary':
       return `Summary: ${item.text}`;
+    case 'sub-reply':
+      return `Sub-session ${item.sessionId} answered "${clip(item.request, 200)}" (${item.outcome}): ${item.text}`;
     case 'step':
       return [
         ...(item.text ? [`Assistant: ${item.text}`] : []),

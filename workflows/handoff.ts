@@ -22,7 +22,14 @@ function inPhase(phase: Phase, seq: number): boolean {
 export function phaseRecord(state: SessionState, phase: Phase): PhaseRecord {
   const items = state.transcript.filter((item) => inPhase(phase, item.seq));
   const inputs = state.history.filter((h) => h.phaseIndex === phase.index).map((h) => clipBytes(h.text, BYTES.input));
-  const replies = items.flatMap((item) => (item.kind === 'reply' ? [clipBytes(item.text, BYTES.reply)] : []));
+  // A sub-session's answer is part of what the phase produced, as much as the agent's own reply.
+  const replies = items.flatMap((item) =>
+    item.kind === 'reply'
+      ? [clipBytes(item.text, BYTES.reply)]
+      : item.kind === 'sub-reply'
+        ? [clipBytes(`Sub-session ${item.sessionId} answered "${item.request}": ${item.text}`, BYTES.reply)]
+        : [],
+  );
   const toolCalls = items.flatMap((item) =>
     item.kind === 'step'
       ? item.calls.map((c) => ({

@@ -182,6 +182,7 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
     receivedAt: now,
     via,
     routed: message.routed ?? null,
+    note: message.note ?? null,
   };
   const index = indexOf(state);
   state.queue.push(pending);

@@ -15,6 +15,7 @@ import { LIMITS, STAGE, keepLast, type BoundInput, type ChildSession, type Decis
 import type { Thresholds } from '../contract/messages.js';
 import { clipBytes } from '../contract/text.js';
 import type { SessionContext } from './session-context.js';
+import { awaitReply } from './sub-sessions.js';
 
 type Via = NonNullable<DecisionRecord['route']>['via'];
 
@@ -24,15 +25,22 @@ export async function routeOutOfScope(ctx: SessionContext, input: BoundInput, re
   const request = state.outOfScope.find((r) => r.seq === input.seq);
   if (!request) return;
   const cameFrom = input.from?.kind === 'session' ? input.from.id : undefined;
+  // Sessions recorded before sub-sessions answered back hand over without naming the input, and
+  // neither limit the tree's depth nor wait for a reply.
+  const answered = patched('sub-session-answers');
   const payload = {
     messageId: input.messageId,
     text: input.text,
     resources: input.resources,
     from: { kind: 'session' as const, id: state.sessionId },
-    routed: { fromSessionId: state.sessionId, reason: 'out-of-scope' as const },
+    routed: {
+      fromSessionId: state.sessionId,
+      reason: 'out-of-scope' as const,
+      ...(answered ? { seq: input.seq } : {}),
+    },
   };
   const settle = (to: string | null, via: Via, note: string, ok = true) => {
-    record.route = { to, via, note };
+    record.route = { to, via, note, reply: null };
     request.status = ok ? (to ? 'routed' : 'pending') : 'failed';
     request.routedTo = to;
     request.note = note;
@@ -58,6 +66,7 @@ export async function routeOutOfScope(ctx: SessionContext, input: BoundInput, re
         await handOver(best.child.sessionId);
         best.child.lastRoutedSeq = input.seq;
         best.child.routed++;
+        if (answered) awaitReply(best.child);
         return settle(
           best.child.sessionId,
           'existing-sub',
@@ -76,6 +85,9 @@ export async function routeOutOfScope(ctx: SessionContext, input: BoundInput, re
         );
       }
     }
+    if (answered && state.depth >= state.settings.maxSessionDepth) {
+      return settle(null, 'none', `kept here: sub-session depth limit of ${state.settings.maxSessionDepth} reached`);
+    }
     const created = await activities.createSubSession({
       parentSessionId: state.sessionId,
       taskQueue: workflowInfo().taskQueue,
@@ -83,14 +95,20 @@ export async function routeOutOfScope(ctx: SessionContext, input: BoundInput, re
       settings: state.settings,
       message: { messageId: input.messageId, text: input.text, resources: input.resources },
       requestKey: requestKeyOf(input),
+      ...(answered ? { parentSeq: input.seq, depth: state.depth + 1 } : {}),
     });
-    state.children.push({
+    const child: ChildSession = {
       sessionId: created.sessionId,
       goal: input.text,
       createdAtSeq: input.seq,
       lastRoutedSeq: input.seq,
       routed: 1,
-    });
+      status: 'idle',
+      awaiting: 0,
+      lastReply: null,
+    };
+    if (answered) awaitReply(child);
+    state.children.push(child);
     keepLast(state.children, LIMITS.children);
     return settle(created.sessionId, 'new-sub', 'created a sub-session for the request');
   });

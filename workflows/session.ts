@@ -25,6 +25,7 @@ import {
   outOfScopeQuery,
   resultUpdate,
   snapshotQuery,
+  subSessionReplyUpdate,
   submitUpdate,
   type SessionInput,
   type SessionResult,
@@ -46,6 +47,7 @@ import { runAgentTurn } from './agent-loop.js';
 import { applyToTurn, awaitResult } from './approvals.js';
 import { ResultRequest } from '../contract/queries.js';
 import { processInput } from './process-input.js';
+import { answerParent, applySubSessionReply, replyRefusal } from './sub-sessions.js';
 import { buildView } from './view.js';
 import { makeStagePublisher } from './visibility.js';
 
@@ -124,6 +126,22 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   setHandler(outOfScopeQuery, () => state.outOfScope, { description: DESCRIPTIONS.outOfScope });
   setHandler(snapshotQuery, () => buildView(state, stage.current), { description: DESCRIPTIONS.snapshot });
 
+  setHandler(
+    subSessionReplyUpdate,
+    (raw) => {
+      const result = applySubSessionReply(state, raw, Date.now());
+      if (result.accepted) lastActivity = Date.now();
+      return result;
+    },
+    {
+      description: DESCRIPTIONS.subSessionReply,
+      validator: (raw) => {
+        const reason = replyRefusal(raw);
+        if (reason !== null) throw ApplicationFailure.nonRetryable(reason, FAILURE.InvalidRequest);
+      },
+    },
+  );
+
   setHandler(resultUpdate, (request) => awaitResult(state, request), {
     description: DESCRIPTIONS.result,
     validator: (request) => {
@@ -175,7 +193,9 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     }
     if (state.turn !== null) {
       // A turn carried over from the previous run (it was waiting when this run began).
+      const seq = state.turn.seq;
       parked = (await runAgentTurn(ctx)) === 'parked';
+      if (!parked) await answerParent(ctx, seq);
       lastActivity = Date.now();
       stage.rest();
       continue;
@@ -185,6 +205,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     inputsThisRun++;
     stage.publish(STAGE.understand);
     parked = (await processInput(ctx, next)) === 'parked';
+    if (!parked) await answerParent(ctx, next.seq);
     lastActivity = Date.now();
     if (parked) continue;
     stage.rest();

@@ -20,6 +20,7 @@ export function initialState(start: SessionStart): SessionState {
     schemaVersion: SCHEMA_VERSION,
     sessionId: start.sessionId,
     parentSessionId: start.parentSessionId ?? null,
+    depth: start.depth ?? (start.parentSessionId ? 1 : 0),
     profile: start.profile ?? 'default',
     settings: Settings.parse(start.settings ?? {}),
     status: 'active',

@@ -13,6 +13,9 @@ if (!bundlePath) throw new Error('HARNESS_TEST_BUNDLE is required');
 // HARNESS_TEST_HANG_AFTER_CREATE=1: after starting a sub-session (and handing it its message),
 // report it and hang before the activity can complete, so a test can kill this worker right there.
 const hangAfterCreate = process.env.HARNESS_TEST_HANG_AFTER_CREATE === '1';
+// HARNESS_TEST_HANG_AFTER_ANSWER=1: after a sub-session's reply reached its parent, report it and
+// hang before the answerParent activity can complete, so a test can kill this worker right there.
+const hangAfterAnswer = process.env.HARNESS_TEST_HANG_AFTER_ANSWER === '1';
 const built = await createSessionWorker(loadConfig(), {
   workflowBundle: { codePath: bundlePath },
   wrapSessions: (sessions) => ({
@@ -21,6 +24,14 @@ const built = await createSessionWorker(loadConfig(), {
       const answer = await sessions.submitWithStart(args);
       if (hangAfterCreate) {
         process.stdout.write(`sub-session started ${args.start.sessionId}\n`);
+        await new Promise(() => {});
+      }
+      return answer;
+    },
+    async reply(args) {
+      const answer = await sessions.reply(args);
+      if (hangAfterAnswer) {
+        process.stdout.write(`parent answered ${args.reply.sessionId}:${args.reply.seq}\n`);
         await new Promise(() => {});
       }
       return answer;

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { formatInspect, formatTree } from '../../cli/format.js';
+import { ChildSession } from '../../contract/state.js';
 import { initialState } from '../../workflows/state.js';
 import { buildView, renderDetails } from '../../workflows/view.js';
 
-function view(parent?: string, children: Array<{ sessionId: string; goal: string; routed: number }> = []) {
+type ChildDraft = { sessionId: string; goal: string; routed: number } & Partial<ChildSession>;
+
+function view(parent?: string, children: ChildDraft[] = []) {
   const state = initialState({ sessionId: 'research', ...(parent ? { parentSessionId: parent } : {}) });
-  state.children = children.map((c, i) => ({ ...c, createdAtSeq: i + 1, lastRoutedSeq: i + 1 }));
+  state.children = children.map((c, i) => ChildSession.parse({ createdAtSeq: i + 1, lastRoutedSeq: i + 1, ...c }));
   return buildView(state, 'Idle');
 }
 
@@ -20,8 +23,30 @@ describe('the session tree in `harness inspect`', () => {
     expect(tree.split('\n')).toEqual([
       'desk  (parent)',
       '└─ research  (this session)',
-      "   ├─ research.sub-aaaa  Also check tomorrow's weather · 2 requests",
-      '   └─ research.sub-bbbb  Book the venue · 1 request',
+      "   ├─ research.sub-aaaa  Also check tomorrow's weather · 2 requests · idle",
+      '   └─ research.sub-bbbb  Book the venue · 1 request · idle',
+    ]);
+  });
+
+  it('shows whether each sub-session is working and the last reply it sent back', () => {
+    const tree = formatTree(
+      view(undefined, [
+        {
+          sessionId: 'research.sub-aaaa',
+          goal: 'Weather',
+          routed: 2,
+          status: 'working',
+          awaiting: 1,
+          lastReply: { sessionId: 'research.sub-aaaa', seq: 1, outcome: 'replied', text: 'Rain on\nFriday.', at: 0 },
+        },
+        { sessionId: 'research.sub-bbbb', goal: 'Book the venue', routed: 1 },
+      ]),
+    );
+    expect(tree.split('\n')).toEqual([
+      'research  (this session)',
+      '├─ research.sub-aaaa  Weather · 2 requests · working on 1',
+      '│     last reply (#1, replied): Rain on Friday.',
+      '└─ research.sub-bbbb  Book the venue · 1 request · idle',
     ]);
   });
 

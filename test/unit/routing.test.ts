@@ -7,16 +7,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bestFit, routingCandidates } from '../../workflows/routing.js';
-import { LIMITS, type ChildSession } from '../../contract/state.js';
+import { ChildSession, LIMITS } from '../../contract/state.js';
 
 const thresholds = { high: 0.65, low: 0.35 };
-const child = (n: number): ChildSession => ({
-  sessionId: `sub-${n}`,
-  goal: `goal ${n}`,
-  createdAtSeq: n,
-  lastRoutedSeq: n,
-  routed: 1,
-});
+const child = (n: number): ChildSession =>
+  ChildSession.parse({ sessionId: `sub-${n}`, goal: `goal ${n}`, createdAtSeq: n, lastRoutedSeq: n, routed: 1 });
 const children = (count: number) => Array.from({ length: count }, (_, i) => child(i + 1));
 const ids = (list: ChildSession[]) => list.map((c) => c.sessionId);
 

@@ -9,7 +9,7 @@ import { capCarriedState } from '../../workflows/carried.js';
 import { applyControl } from '../../workflows/commands.js';
 import { bindNext, intake } from '../../workflows/intake.js';
 import { initialState, restoreState } from '../../workflows/state.js';
-import { LIMITS, type SessionState } from '../../contract/state.js';
+import { ChildSession, LIMITS, type SessionState } from '../../contract/state.js';
 import { jsonBytes, utf8Length } from '../../contract/text.js';
 
 const emoji = (chars: number) => '😀'.repeat(chars / 2);
@@ -40,7 +40,9 @@ function buildWorstCase(): SessionState {
       route: null,
     });
     state.outOfScope.push({ ...bound, status: 'pending', routedTo: null, note: null });
-    state.children.push({ sessionId: `c${i}`, goal: long, createdAtSeq: i, lastRoutedSeq: i, routed: 1 });
+    state.children.push(
+      ChildSession.parse({ sessionId: `c${i}`, goal: long, createdAtSeq: i, lastRoutedSeq: i, routed: 1 }),
+    );
     state.transcript.push({ kind: 'user', seq: bound.seq, text: long, resources });
     state.artifacts.push({
       uri: `${emoji(512)}${i}`,
