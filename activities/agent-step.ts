@@ -105,7 +105,11 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
       const skill = catalog.skill(id);
       return skill ? [{ id, name: skill.name, instructions: skill.instructions() }] : [];
     });
-    const texts = await Promise.all(request.memories.map(async (id) => ({ id, text: await memories?.text(id) })));
+    // The ids come from workflow state; a memory of another Session or user is refused, not read.
+    const reader = { sessionId: request.sessionId, userId: request.userId };
+    const texts = await Promise.all(
+      request.memories.map(async (id) => ({ id, text: await memories?.text(id, reader) })),
+    );
     const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
     const tools = toolOffers(request.toolsets, catalog);
     const stopHeartbeats = heartbeatWhileRunning(deps);
