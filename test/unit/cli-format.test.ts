@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatInspect, formatTree } from '../../cli/format.js';
+import { formatDecision, formatInspect, formatTree } from '../../cli/format.js';
+import { DecisionRecord } from '../../contract/state.js';
 import { initialState } from '../../workflows/state.js';
 import { buildView } from '../../workflows/view.js';
 
@@ -30,5 +31,44 @@ describe('the session tree in `harness inspect`', () => {
     expect(
       formatInspect(view(undefined, [{ sessionId: 'research.sub-cccc', goal: 'Weather', routed: 1 }]), []),
     ).toContain('Session tree');
+  });
+});
+
+describe('a decision in `harness inspect`', () => {
+  it('names the approval-policy rule that decided a tool call', () => {
+    const record = DecisionRecord.parse({
+      seq: 2,
+      messageId: 'm-2',
+      decision: 'continue',
+      scores: null,
+      bands: null,
+      degraded: null,
+      diff: null,
+      dropped: [],
+      fallbacks: [],
+      stages: [],
+      agent: {
+        outcome: 'replied',
+        reason: null,
+        startedAt: 0,
+        endedAt: 1,
+        steps: 2,
+        toolCalls: [
+          {
+            callId: 'call_1',
+            tool: 'read_file',
+            arguments: '{"path":"/secrets/key"}',
+            status: 'error',
+            result: 'denied by policy rule no-secrets (read_file was not run)',
+            policy: { effect: 'deny', rule: 'no-secrets', index: 0, reason: null },
+          },
+        ],
+      },
+    });
+    expect(formatDecision(record, null, null)).toContain(
+      'tool read_file({"path":"/secrets/key"}) [error] policy deny by rule no-secrets callId call_1',
+    );
+    // The notes column wraps; the rule is on a line of its own.
+    expect(formatInspect(view(), [record])).toContain('(deny: no-secrets)');
   });
 });
