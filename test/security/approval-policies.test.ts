@@ -203,6 +203,19 @@ describe('the rule engine', () => {
     ).toThrow(/rules\.1\.id: "a" is already the id of rules\.0/);
   });
 
+  it('the example policy in deploy/ loads and decides as its comments in the docs say', () => {
+    const example = ToolPolicy.load('deploy/tool-policy.example.json');
+    expect(example.size).toBe(9);
+    expect(example.decide(call({ args: { path: '/etc/shadow' } }))).toMatchObject({ rule: 'no-secrets' });
+    expect(
+      example.decide(call({ toolset: 'mcp-doc-convert', tool: 'convert', args: { inputPath: '/tmp/x.md' } })),
+    ).toMatchObject({ effect: 'deny', rule: 'workspace-only' });
+    expect(
+      example.decide(call({ toolset: 'mcp-doc-convert', tool: 'convert', args: { inputPath: 'guide.md' } })),
+    ).toBeNull();
+    expect(example.decide(call({ tool: 'read_file', args: { path: 'notes.md' } }))).toMatchObject({ effect: 'allow' });
+  });
+
   it('a worker refuses to start on a policy file it cannot use, naming HARNESS_TOOL_POLICY', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'policy-file-'));
     try {
