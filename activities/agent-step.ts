@@ -8,10 +8,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import { BUILTIN_DECLARATIONS, MemorySaveArgs } from '../capabilities/builtin-tools.js';
 import type { CapabilityCatalog } from '../capabilities/catalog.js';
 import { parseToolArguments, ToolArgumentValidator } from '../capabilities/tool-arguments.js';
+import type { ToolPolicy } from '../capabilities/tool-policy.js';
 import { nameTools, type ToolOffer } from '../models/agent-request.js';
 import type { AgentModelStep, AgentToolSpec } from '../models/roles.js';
-import { AgentStepResult, type AgentStepRequest } from '../contract/activity-contract.js';
-import { type ResolvedToolCall } from '../contract/transcript.js';
+import { AgentStepResult, type AgentStepRequest, type SessionKind } from '../contract/activity-contract.js';
+import { type PolicyDecision, type ResolvedToolCall } from '../contract/transcript.js';
 import { BUILTIN_TOOLS } from '../contract/builtin-tools.js';
 import { describeIssues } from '../contract/text.js';
 import type { ActivityDeps } from './deps.js';
@@ -49,15 +50,25 @@ export function toolOffers(toolsets: string[], catalog: Pick<CapabilityCatalog, 
   return nameTools(offers);
 }
 
+/** What the approval policy needs besides the call: the rules, the Session kind and the tools' risk tags. */
+export interface PolicyContext {
+  policy: ToolPolicy;
+  sessionKind: SessionKind | null;
+  riskTags: (toolset: string | null, tool: string) => readonly string[];
+}
+
 /**
  * Each call the model made, resolved against the offered tools. A call naming no offered function is
  * `unknown`; a model that used a tool's own name instead of its function name still finds the tool
- * when exactly one offered tool has that name.
+ * when exactly one offered tool has that name. With a policy, a matching rule decides whether the
+ * call runs, waits for approval or is denied; without one (or when no rule matches) the toolset's
+ * `requiresApproval` and the built-in defaults do.
  */
 export function resolveCalls(
   calls: Extract<AgentModelStep, { kind: 'calls' }>['calls'],
   specs: AgentToolSpec[],
   validator: ToolArgumentValidator,
+  policy?: PolicyContext,
 ): ResolvedToolCall[] {
   const byFunction = new Map(specs.map((s) => [s.functionName, s]));
   return calls.map((call) => {
@@ -73,17 +84,34 @@ export function resolveCalls(
         execution: 'unknown',
         requiresApproval: false,
         argumentError: 'error' in parsed ? parsed.error : null,
+        policy: null,
       };
     }
+    const decision = policyDecision(spec, call.arguments, policy);
     return {
       callId: call.callId,
       tool: spec.tool,
       arguments: call.arguments,
       toolset: spec.toolset,
       execution: spec.execution,
-      requiresApproval: spec.requiresApproval || savesUserMemory(spec, call.arguments),
+      // A denied call says it needs approval too: a workflow that predates policies then waits instead of running it.
+      requiresApproval: decision
+        ? decision.effect !== 'allow'
+        : spec.requiresApproval || savesUserMemory(spec, call.arguments),
       argumentError: validator.check(spec.inputSchema, call.arguments),
+      policy: decision,
     };
+  });
+}
+
+function policyDecision(spec: AgentToolSpec, args: string, context: PolicyContext | undefined): PolicyDecision | null {
+  if (!context) return null;
+  return context.policy.decide({
+    tool: spec.tool,
+    toolset: spec.toolset,
+    arguments: args,
+    riskTags: context.riskTags(spec.toolset, spec.tool),
+    sessionKind: context.sessionKind,
   });
 }
 
@@ -98,14 +126,20 @@ function savesUserMemory(spec: AgentToolSpec, args: string): boolean {
 }
 
 export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest) => Promise<AgentStepResult> {
-  const { models, catalog, memories } = deps;
+  const { models, catalog, memories, toolPolicy } = deps;
   const validator = new ToolArgumentValidator();
+  const riskTags = (toolset: string | null, tool: string) =>
+    (toolset === null ? undefined : catalog.toolset(toolset)?.tools.find((t) => t.name === tool)?.riskTags) ?? [];
   return async (request) => {
     const skills = request.skills.flatMap((id) => {
       const skill = catalog.skill(id);
       return skill ? [{ id, name: skill.name, instructions: skill.instructions() }] : [];
     });
-    const texts = await Promise.all(request.memories.map(async (id) => ({ id, text: await memories?.text(id) })));
+    // The ids come from workflow state; a memory of another Session or user is refused, not read.
+    const reader = { sessionId: request.sessionId, userId: request.userId };
+    const texts = await Promise.all(
+      request.memories.map(async (id) => ({ id, text: await memories?.text(id, reader) })),
+    );
     const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
     const tools = toolOffers(request.toolsets, catalog);
     const stopHeartbeats = heartbeatWhileRunning(deps);
@@ -128,7 +162,16 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
     ).finally(stopHeartbeats);
     const result: AgentStepResult =
       answer.kind === 'calls'
-        ? { kind: 'calls', text: answer.text, calls: resolveCalls(answer.calls, tools, validator) }
+        ? {
+            kind: 'calls',
+            text: answer.text,
+            calls: resolveCalls(
+              answer.calls,
+              tools,
+              validator,
+              toolPolicy ? { policy: toolPolicy, sessionKind: request.sessionKind ?? null, riskTags } : undefined,
+            ),
+          }
         : answer;
     // The workflow trusts this shape; a provider that breaks it is a bug, not something to retry.
     const checked = AgentStepResult.safeParse(result);

@@ -2,6 +2,7 @@
 import type { CapabilityCatalog, RecallOptions } from '../capabilities/catalog.js';
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import type { MemoryBackend, MemoryRecall } from '../capabilities/memory-store.js';
+import type { ToolPolicy } from '../capabilities/tool-policy.js';
 import type { RoleModels } from '../models/roles.js';
 import type {
   MessageInput,
@@ -30,6 +31,8 @@ export interface ActivityDeps {
   sessions?: SessionDirectory;
   /** The worker's live MCP connections, which run `mcp` tool calls. */
   mcp?: Pick<McpCatalog, 'callTool'>;
+  /** The worker's approval policy (`HARNESS_TOOL_POLICY`); absent: the toolsets' `requiresApproval` decides. */
+  toolPolicy?: ToolPolicy;
   /** How often runTool heartbeats while a tool runs; a third of the heartbeat timeout when that is shorter. */
   heartbeatEveryMs?: number;
 }

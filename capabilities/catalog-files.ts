@@ -45,6 +45,8 @@ export const ToolDeclarationSchema = z.object({
     )
     .catchall(z.unknown()),
   requiresApproval: z.boolean({ error: 'must be true or false' }).default(false),
+  /** Labels the worker's approval policy matches on (`writes-files`, `network`). */
+  riskTags: Tags.default([]),
 });
 
 export const ToolsetFile = z.object({
@@ -59,6 +61,8 @@ export const ToolsetFile = z.object({
   external: z.boolean({ error: 'must be true or false' }).default(true),
   /** Every tool of the set needs the user's approval, whatever the tool itself says. */
   requiresApproval: z.boolean({ error: 'must be true or false' }).default(false),
+  /** Risk tags every tool of the set carries, besides its own. */
+  riskTags: Tags.default([]),
   tools: z
     .array(ToolDeclarationSchema, {
       error: (issue) => (issue.input === undefined ? 'is required' : 'must be a list of tools'),
@@ -160,11 +164,15 @@ function loadToolset(root: string, file: string): ToolsetEntry | CatalogProblem[
   if (parsed.data.id !== expected) {
     return [{ file: shown, message: `id: must match the file name "${expected}" (got "${parsed.data.id}")` }];
   }
-  const { external, requiresApproval, tools, ...rest } = parsed.data;
+  const { external, requiresApproval, riskTags, tools, ...rest } = parsed.data;
   return {
     kind: 'toolset',
     ...rest,
-    tools: tools.map((tool) => ({ ...tool, requiresApproval: requiresApproval || tool.requiresApproval })),
+    tools: tools.map((tool) => ({
+      ...tool,
+      requiresApproval: requiresApproval || tool.requiresApproval,
+      riskTags: [...new Set([...riskTags, ...tool.riskTags])],
+    })),
     ...(external ? { execution: 'external' as const } : {}),
     source: shown,
   };

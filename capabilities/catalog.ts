@@ -14,6 +14,8 @@ export interface ToolDeclaration {
   description: string;
   inputSchema: Record<string, unknown>;
   requiresApproval: boolean;
+  /** Labels the approval policy's rules match on (`writes-files`, `network`); from the toolset file or MCP config. */
+  riskTags?: string[];
 }
 
 interface EntryBase {

@@ -363,6 +363,7 @@ export class McpCatalog {
         description: tool.description ?? tool.title ?? tool.annotations?.title ?? '',
         inputSchema: tool.inputSchema,
         requiresApproval: config.requiresApproval || approval.has(tool.name),
+        riskTags: [...new Set([...config.riskTags, ...(config.toolRiskTags[tool.name] ?? [])])],
       });
     }
     if (declarations.length === 0) return this.fail(slot, `mcpServers.${name}: skipped: the server lists no tools`);

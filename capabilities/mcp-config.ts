@@ -21,6 +21,10 @@ const CommonFields = {
   requiresApproval: z.boolean({ error: 'must be true or false' }).default(false),
   /** These tools need the user's approval. */
   approvalRequired: z.array(text(), { error: 'must be a list of tool names' }).default([]),
+  /** Risk tags every tool of this server carries, for the worker's approval policy. */
+  riskTags: Tags.default([]),
+  /** Risk tags of single tools, by tool name, besides the server's. */
+  toolRiskTags: z.record(z.string(), Tags, { error: 'must be an object of tool names to tags' }).default({}),
   /** The toolset's name, description and tags in the catalog; by default from the server itself. */
   title: text().trim().min(1, 'must not be empty').optional(),
   description: text().trim().min(1, 'must not be empty').optional(),

@@ -148,8 +148,29 @@ export interface MemoryRecall {
     scope: { sessionId: string; userId?: string },
     options?: Partial<RecallOptions>,
   ): Awaitable<MemoryCandidate[]>;
-  /** The full text of a memory, for the agent turn that loaded it. */
-  text(id: string): Awaitable<string | undefined>;
+  /**
+   * The full text of a memory, for the agent turn that loaded it; undefined when there is none with
+   * this id or it is not visible to `reader` (see {@link memoryVisibleTo}). Ids are sequential, so
+   * the id alone proves nothing about whose memory it is.
+   */
+  text(id: string, reader: MemoryReader): Awaitable<string | undefined>;
+}
+
+/** The Session that reads a memory, and the user whose input it serves (when known). */
+export interface MemoryReader {
+  sessionId: string;
+  userId?: string | undefined;
+}
+
+/**
+ * Whether a memory of `scope` may be read by `reader`: a global memory by every Session, a Session's
+ * memory only by that Session, a user's memory only by Sessions serving that user. Recall filters by
+ * the same rule.
+ */
+export function memoryVisibleTo(scope: MemoryScope, reader: MemoryReader): boolean {
+  if (scope === 'global') return true;
+  if ('sessionId' in scope) return scope.sessionId === reader.sessionId;
+  return reader.userId !== undefined && scope.userId === reader.userId;
 }
 
 /** A memory back end: the embedded SQLite file (`MemoryStore`) or shared PostgreSQL (`PostgresMemoryStore`). */

@@ -15,6 +15,7 @@ import {
   columnsScope,
   formatMemoryScope,
   memoryTitle,
+  memoryVisibleTo,
   parseInput,
   parseNewMemories,
   rowId,
@@ -23,6 +24,7 @@ import {
   type MemoryCandidate,
   type MemoryFilter,
   type MemoryItem,
+  type MemoryReader,
   type NewMemory,
   type ScopeKind,
 } from './memory-model.js';
@@ -251,8 +253,9 @@ export class PostgresMemoryStore implements MemoryBackend {
       }));
   }
 
-  async text(id: string): Promise<string | undefined> {
-    return (await this.get(id))?.text;
+  async text(id: string, reader: MemoryReader): Promise<string | undefined> {
+    const item = await this.get(id);
+    return item && memoryVisibleTo(item.scope, reader) ? item.text : undefined;
   }
 
   async count(): Promise<number> {

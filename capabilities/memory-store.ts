@@ -13,6 +13,7 @@ import {
   formatMemoryScope,
   memoryTitle,
   parseInput,
+  memoryVisibleTo,
   parseNewMemories,
   rowId,
   scopeColumns,
@@ -20,6 +21,7 @@ import {
   type MemoryCandidate,
   type MemoryFilter,
   type MemoryItem,
+  type MemoryReader,
   type NewMemory,
   type ScopeKind,
 } from './memory-model.js';
@@ -236,8 +238,9 @@ export class MemoryStore implements MemoryBackend {
       }));
   }
 
-  text(id: string): string | undefined {
-    return this.get(id)?.text;
+  text(id: string, reader: MemoryReader): string | undefined {
+    const item = this.get(id);
+    return item && memoryVisibleTo(item.scope, reader) ? item.text : undefined;
   }
 
   count(): number {

@@ -7,6 +7,8 @@
  * JavaScript engine backtrack for minutes on one short argument and hold the worker's event loop. Patterns
  * therefore run on RE2 (re2js, linear time); a pattern RE2 cannot express (backreferences, lookarounds)
  * makes the schema uncompilable, with the reason kept for {@link ToolArgumentValidator.schemaProblem}.
+ * A schema the worker cannot compile is a schema it cannot enforce, so every call against it is
+ * refused with that reason rather than passed to the server unchecked.
  */
 import { Ajv, type CodeOptions, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
@@ -58,7 +60,7 @@ export const re2RegExp: NonNullable<CodeOptions['regExp']> = Object.assign(
 
 function options() {
   // Schemas come from any MCP server: tolerate keywords ajv does not know, and do not refuse a schema
-  // because it fails its own meta-schema; a schema that cannot be compiled at all is not enforced.
+  // because it fails its own meta-schema; a schema that cannot be compiled at all refuses its calls.
   return { strict: false, validateSchema: false, allErrors: true, code: { regExp: re2RegExp } } as const;
 }
 
@@ -74,19 +76,25 @@ export class ToolArgumentValidator {
     for (const ajv of [this.draft7, this.draft2019, this.draft2020]) addFormats(ajv);
   }
 
-  /** Why `text` is not a valid argument object for `schema`, or null when it is. */
+  /**
+   * Why `text` is not a valid argument object for `schema`, or null when it is. A schema that cannot be
+   * compiled (a `pattern` RE2 refuses, a keyword ajv cannot build) cannot be enforced, so no arguments
+   * pass it: the call is refused with the reason instead of reaching the tool unchecked.
+   */
   check(schema: Record<string, unknown>, text: string): string | null {
     const parsed = parseToolArguments(text);
     if ('error' in parsed) return parsed.error;
     const validate = this.validator(schema);
-    if (typeof validate === 'string' || validate(parsed.value)) return null;
+    if (typeof validate === 'string')
+      return `the tool's input schema cannot be enforced, so the call was refused (${validate})`;
+    if (validate(parsed.value)) return null;
     const ajv = this.dialect(schema);
     return ajv.errorsText(validate.errors, { dataVar: 'arguments' }).slice(0, MAX_MESSAGE);
   }
 
   /**
-   * Why `schema` is not enforced (it could not be compiled, e.g. a `pattern` RE2 refuses), or null when
-   * it is. Arguments for such a schema reach the tool unchecked, as for any schema ajv cannot compile.
+   * Why `schema` cannot be enforced (it could not be compiled, e.g. a `pattern` RE2 refuses), or null
+   * when it can. Every call against such a schema is refused by {@link check}.
    */
   schemaProblem(schema: Record<string, unknown>): string | null {
     const validate = this.validator(schema);

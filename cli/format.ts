@@ -56,8 +56,9 @@ export function formatDecision(record: DecisionRecord, view: SessionView | null,
       const answer = call.approval
         ? ` (${call.approval.approved ? 'approved' : 'rejected'}${call.approval.by ? ` by ${call.approval.by}` : ''})`
         : '';
+      const policy = call.policy ? ` policy ${call.policy.effect} by rule ${call.policy.rule}` : '';
       lines.push(
-        `    tool ${call.tool}(${clip(call.arguments, 80)}) [${call.status}]${answer} callId ${call.callId}${result}`,
+        `    tool ${call.tool}(${clip(call.arguments, 80)}) [${call.status}]${policy}${answer} callId ${call.callId}${result}`,
       );
     }
     for (const waiting of view?.pendingApprovals.filter((a) => a.seq === record.seq) ?? []) {
@@ -141,7 +142,9 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
       record.route ? `routed ${record.route.via}${record.route.to ? ` to ${record.route.to}` : ''}` : '',
       record.route?.reply ? `answered ${record.route.reply.outcome}` : '',
       record.agent ? `agent ${record.agent.outcome}` : '',
-      ...(record.agent?.toolCalls ?? []).map((c) => `tool ${c.tool} [${c.status}]`),
+      ...(record.agent?.toolCalls ?? []).map(
+        (c) => `tool ${c.tool} [${c.status}]${c.policy ? ` (${c.policy.effect}: ${c.policy.rule})` : ''}`,
+      ),
       ...record.fallbacks,
     ].filter(Boolean);
     recent.push([

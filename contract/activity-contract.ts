@@ -134,6 +134,16 @@ export type CompactResult = z.infer<typeof CompactionOutput>;
  */
 export interface AgentStepRequest {
   sessionId: string;
+  /**
+   * Who sent the input the turn serves, when a user named themself: user-scoped memories are read
+   * only for that user. Absent from workflows that predate the scope check (no user memory is read).
+   */
+  userId?: string;
+  /**
+   * Top-level Session or sub-session, for the worker's approval policy. Absent from workflows that
+   * predate policies: rules that name a Session kind then do not match.
+   */
+  sessionKind?: SessionKind;
   goals: { session: string; phase: string };
   decision: Decision;
   summaries: Array<{ phaseIndex: number; goal: string; summary: string }>;
@@ -155,6 +165,10 @@ export const AgentStepResult = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('skipped'), reason: z.string() }),
 ]);
 export type AgentStepResult = z.infer<typeof AgentStepResult>;
+
+/** A Session started by a client (`top-level`) or by another Session (`sub-session`, it has a parent). */
+export const SessionKind = z.enum(['top-level', 'sub-session']);
+export type SessionKind = z.infer<typeof SessionKind>;
 
 /** Runs one `mcp` call or the `memory_save` built-in on the worker. Heartbeats while it runs. */
 export interface RunToolRequest {

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { HandOverReason, ResourceRef, Sender, Settings } from './messages.js';
-import { ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
+import { PolicyDecision, ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
 
 /** Version of the carried state; older versions are migrated on entry (workflows/state.ts restoreState). */
 export const SCHEMA_VERSION = 2;
@@ -118,6 +118,8 @@ export const AgentToolCall = z.object({
   result: z.string().nullable(),
   /** Set when the call waited for approval and someone answered (added in schemaVersion 2). */
   approval: ApprovalRecord.nullable().default(null),
+  /** The approval-policy rule that decided the call, when one matched (added after schemaVersion 2 shipped). */
+  policy: PolicyDecision.nullable().default(null),
 });
 export type AgentToolCall = z.infer<typeof AgentToolCall>;
 

@@ -37,6 +37,25 @@ export function clipToolOutput(text: string, maxBytes: number = TOOL_OUTPUT_BYTE
 export const ToolCallRef = z.object({ callId: z.string().min(1), tool: z.string().min(1), arguments: z.string() });
 export type ToolCallRef = z.infer<typeof ToolCallRef>;
 
+/** What an approval-policy rule decides for a tool call: run it, wait for a person, or refuse it. */
+export const PolicyEffect = z.enum(['allow', 'approve', 'deny']);
+export type PolicyEffect = z.infer<typeof PolicyEffect>;
+
+/**
+ * The worker's approval policy's decision on one call and the rule that made it (the strongest effect
+ * among the matching rules, the first such rule in file order).
+ */
+export const PolicyDecision = z.object({
+  effect: PolicyEffect,
+  /** The rule's `id`, or `rule-<n>` (1-based position) when it has none. */
+  rule: z.string(),
+  /** The rule's 0-based position in the policy file. */
+  index: z.number().int().nonnegative(),
+  /** The rule's `reason`; a denied call's error result quotes it. */
+  reason: z.string().nullable(),
+});
+export type PolicyDecision = z.infer<typeof PolicyDecision>;
+
 /**
  * A tool call resolved against the loaded tools by the worker: how it runs, whether it waits for a
  * person's approval, and whether its arguments fit the tool's JSON Schema.
@@ -53,6 +72,13 @@ export const ResolvedToolCall = ToolCallRef.extend({
   requiresApproval: z.boolean(),
   /** Why the arguments are not valid JSON or do not fit the tool's inputSchema; null when they do. */
   argumentError: z.string().nullable(),
+  /**
+   * The approval policy's decision, when a rule matched; null when none did (or the worker has no
+   * policy, or predates policies), and the toolset's own `requiresApproval` decided. A `deny` is
+   * finished as an error result the model sees; its `requiresApproval` is true as well, so a workflow
+   * that predates policies (and drops this field) waits for a person instead of running the call.
+   */
+  policy: PolicyDecision.nullable().default(null),
 });
 export type ResolvedToolCall = z.infer<typeof ResolvedToolCall>;
 

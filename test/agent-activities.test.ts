@@ -172,6 +172,24 @@ describe('agentStep', () => {
     expect(calls[0]?.arguments).toBe('{"text":"hi"}');
   });
 
+  it("reads only memories of the Session's own scope or its user's, whatever ids the request names", async () => {
+    const own = store.add({ text: 'Own session note: drafts live in drafts/.', scope: { sessionId: 's-1' } });
+    const mine = store.add({ text: 'Alice signs as A. Lovelace.', scope: { userId: 'alice' } });
+    const other = store.add({ text: 'Other session secret: the vault code is 4711.', scope: { sessionId: 's-2' } });
+    const theirs = store.add({ text: 'Bob keeps his token in bob.env.', scope: { userId: 'bob' } });
+    server.enqueue(AGENT, { content: 'ok' });
+
+    await agentStep(stepRequest({ userId: 'alice', memories: [own.id, mine.id, other.id, theirs.id] }));
+
+    const [request] = server.requests(AGENT);
+    const text = JSON.stringify(request?.messages);
+    expect(text).toContain('drafts live in drafts/');
+    expect(text).toContain('A. Lovelace');
+    // Sequential ids named in state are not proof of ownership: these are refused, not read.
+    expect(text).not.toContain('4711');
+    expect(text).not.toContain('bob.env');
+  });
+
   it('sends goals, decision, summaries, skills, memories, the paired transcript and the tool schemas', async () => {
     const memory = store.add({ text: 'The user prefers A4 paper for every document.', scope: { sessionId: 's-1' } });
     server.enqueue(AGENT, { content: 'Done: guide.docx is ready.' });

@@ -91,7 +91,7 @@ describe('environment preparation failures', () => {
         await delay(5_000);
         return memories.recall(...args);
       },
-      text: (id: string) => memories.text(id),
+      text: (...args: Parameters<MemoryStore['text']>) => memories.text(...args),
     };
     const slow = await startWorker({ models: scriptedModels(f.server), memories: stalled });
     try {

@@ -130,7 +130,15 @@ describe('McpCatalog against real servers', () => {
     writeControl(control, [{ name: 'first', description: 'The first tool.' }]);
     mcp = new McpCatalog(
       servers({
-        fixture: fixtureEntry({}, { approvalRequired: ['add', 'no_such_tool'], tags: ['fixture'] }),
+        fixture: fixtureEntry(
+          {},
+          {
+            approvalRequired: ['add', 'no_such_tool'],
+            tags: ['fixture'],
+            riskTags: ['local'],
+            toolRiskTags: { add: ['arithmetic', 'local'] },
+          },
+        ),
         controlled: fixtureEntry({ MCP_FIXTURE_CONTROL: control }),
         'Remote HTTP': { url: http.url, requiresApproval: true, description: 'Remote fixture tools.' },
         missing: { command: 'definitely-not-a-command-6d1f' },
@@ -164,12 +172,15 @@ describe('McpCatalog against real servers', () => {
         description: 'Echo the given text back unchanged.',
         inputSchema: expect.objectContaining({ type: 'object', required: ['text'] }) as object,
         requiresApproval: false,
+        riskTags: ['local'],
       },
       {
         name: 'add',
         description: 'Add two numbers and return the sum.',
         inputSchema: expect.objectContaining({ type: 'object', required: ['a', 'b'] }) as object,
         requiresApproval: true,
+        // The server's risk tags and the tool's own, for the approval policy.
+        riskTags: ['local', 'arithmetic'],
       },
     ]);
   });

@@ -119,7 +119,7 @@ describe.each([sqliteBackend(), postgresBackend()])('$name memory store', (backe
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as string,
       });
       expect(await store.get('1')).toEqual(item);
-      expect(await store.text('1')).toBe('Send the weekly report on Fridays');
+      expect(await store.text('1', { sessionId: 'any' })).toBe('Send the weekly report on Fridays');
       const forSession = await store.add({ text: 'Session note', scope: { sessionId: 'abc' } });
       const forUser = await store.add({ text: 'User note', tags: ['pref'], scope: { userId: 'u-9' } });
       expect([forSession.source, forUser.source]).toEqual(['memory:session:abc', 'memory:user:u-9']);
@@ -134,10 +134,25 @@ describe.each([sqliteBackend(), postgresBackend()])('$name memory store', (backe
       expect(await store.remove('2')).toBe(true);
       expect(await store.remove('2')).toBe(false);
       expect(await store.get('2')).toBeUndefined();
-      expect(await store.text('2')).toBeUndefined();
+      expect(await store.text('2', { sessionId: 'abc' })).toBeUndefined();
       expect(await store.count()).toBe(2);
       // Ids are never reused: a Session that loaded memory 2 must not get another memory's text.
       expect((await store.add({ text: 'Later note', scope: 'global' })).id).toBe('4');
+    });
+
+    it('reads a memory by id only for its own Session or its own user', async () => {
+      const store = await openStore('read-scope');
+      const global = await store.add({ text: 'Office closes at six', scope: 'global' });
+      const session = await store.add({ text: 'Draft lives in /tmp/a', scope: { sessionId: 's-1' } });
+      const user = await store.add({ text: 'Alice prefers A4', scope: { userId: 'alice' } });
+      const text = (id: string, sessionId: string, userId?: string) => store.text(id, { sessionId, userId });
+      expect(await text(global.id, 's-2')).toBe('Office closes at six');
+      expect(await text(session.id, 's-1')).toBe('Draft lives in /tmp/a');
+      expect(await text(user.id, 's-2', 'alice')).toBe('Alice prefers A4');
+      // Ids are sequential, so guessing one is easy: another Session or user gets nothing.
+      expect(await text(session.id, 's-2', 'alice')).toBeUndefined();
+      expect(await text(user.id, 's-1', 'bob')).toBeUndefined();
+      expect(await text(user.id, 's-1')).toBeUndefined();
     });
 
     it('treats ids that cannot exist as absent', async () => {

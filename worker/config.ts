@@ -64,6 +64,7 @@ export const EnvSchema = z.object({
   HARNESS_MCP_CONFIG: optionalString,
   HARNESS_MCP_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
   HARNESS_MCP_REFRESH_MS: z.coerce.number().int().min(0).default(0),
+  HARNESS_TOOL_POLICY: optionalString,
   HARNESS_ENCRYPTION_KEYS: optionalString,
   HARNESS_METRICS_PORT: optionalInt(0, 65_535),
   // Loopback unless asked: the endpoint has no authentication and names task queues and activity types.
@@ -119,6 +120,8 @@ export interface HarnessConfig {
   memoryUrl: string | undefined;
   /** MCP servers that become toolsets (none when configPath is unset). */
   mcp: { configPath: string | undefined; timeoutMs: number; refreshIntervalMs: number };
+  /** The approval-policy file (`HARNESS_TOOL_POLICY`, JSON); undefined: toolsets' `requiresApproval` decides. */
+  toolPolicyPath: string | undefined;
   models: {
     provider: 'openai' | 'local';
     baseURL: string | undefined;
@@ -245,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
       timeoutMs: e.HARNESS_MCP_TIMEOUT_MS,
       refreshIntervalMs: e.HARNESS_MCP_REFRESH_MS,
     },
+    toolPolicyPath: e.HARNESS_TOOL_POLICY ? resolve(e.HARNESS_TOOL_POLICY) : undefined,
     models: {
       // Without a key the roles run on the local provider, unless a base URL says a keyless
       // OpenAI-compatible server (Ollama, vLLM) is meant.

@@ -15,11 +15,12 @@ import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import { connectMcpToolsets } from '../capabilities/mcp-toolsets.js';
 import type { MemoryBackend } from '../capabilities/memory-model.js';
 import { openMemoryStore } from '../capabilities/open-memory-store.js';
+import { ToolPolicy, ToolPolicyError } from '../capabilities/tool-policy.js';
 import { OpenAIModels } from '../models/openai-models.js';
 import type { RoleModels } from '../models/roles.js';
 import { connectionOptions } from '../client/connection.js';
 import { AesGcmPayloadCodec, EncryptionError, encryptedDataConverter } from '../client/encryption.js';
-import type { HarnessConfig } from './config.js';
+import { ConfigError, type HarnessConfig } from './config.js';
 import { temporalSessionDirectory } from './session-directory.js';
 import type { Tracing } from './tracing.js';
 import {
@@ -67,6 +68,8 @@ export interface BuiltWorker {
   catalogProblems: CatalogProblem[];
   mcp: McpCatalog | undefined;
   memories: MemoryBackend;
+  /** The approval policy from HARNESS_TOOL_POLICY, when set. */
+  toolPolicy: ToolPolicy | undefined;
   /** Set when OTEL_EXPORTER_OTLP_ENDPOINT is: where spans go. */
   tracing: Tracing | undefined;
   /** Stops MCP servers, closes the memory store and both connections, and flushes spans. */
@@ -109,6 +112,8 @@ export async function createSessionWorker(
     log?: (line: string) => void;
   } = {},
 ): Promise<BuiltWorker> {
+  // Before anything starts: a worker whose policy cannot be read must not run tools without it.
+  const toolPolicy = config.toolPolicyPath ? loadToolPolicy(config.toolPolicyPath) : undefined;
   let catalog = overrides.catalog;
   let catalogProblems: CatalogProblem[] = [];
   let mcp: McpCatalog | undefined;
@@ -221,11 +226,33 @@ export async function createSessionWorker(
         recall: config.recall,
         sessions,
         ...(mcp ? { mcp } : {}),
+        ...(toolPolicy ? { toolPolicy } : {}),
       }),
     });
-    return { worker, connection, models, catalog, catalogProblems, mcp, memories, tracing, close: closeAll };
+    return {
+      worker,
+      connection,
+      models,
+      catalog,
+      catalogProblems,
+      mcp,
+      memories,
+      toolPolicy,
+      tracing,
+      close: closeAll,
+    };
   } catch (err) {
     await closeAll();
+    throw err;
+  }
+}
+
+function loadToolPolicy(path: string): ToolPolicy {
+  try {
+    return ToolPolicy.load(path);
+  } catch (err) {
+    if (err instanceof ToolPolicyError)
+      throw new ConfigError(`Invalid configuration:\n  HARNESS_TOOL_POLICY: ${err.message}`);
     throw err;
   }
 }

@@ -32,6 +32,11 @@ export async function runWorker(
     log(`mcp ${status.name} (${status.id}): ${status.state}, ${status.tools} tools`);
   }
   log(`memories: ${await built.memories.count()} in ${built.memories.location}`);
+  log(
+    built.toolPolicy
+      ? `tool policy: ${built.toolPolicy.size} rules from ${config.toolPolicyPath}`
+      : 'tool policy: none (toolsets decide which calls need approval)',
+  );
   if (built.tracing) log(`tracing: spans to ${built.tracing.url} as service ${config.telemetry.serviceName}`);
   for (const [role, model] of Object.entries(built.models.describe())) log(`model ${role}: ${model}`);
   log(

@@ -269,6 +269,8 @@ async function stepRequest(ctx: SessionContext, turn: ActiveTurn): Promise<Agent
   const window = await contextWindow(ctx, turn);
   return {
     sessionId: state.sessionId,
+    ...(turn.from?.kind === 'user' && turn.from.id ? { userId: turn.from.id } : {}),
+    sessionKind: state.parentSessionId ? 'sub-session' : 'top-level',
     goals: { session: state.goals.session?.text ?? '', phase: state.goals.phase?.text ?? '' },
     decision: turn.record.decision,
     summaries: state.phases

@@ -48,9 +48,14 @@ export function startStep(turn: ActiveTurn, text: string | null, calls: Resolved
   };
 }
 
-/** Decides the next action for one call, from its resolution and where it stands. */
+/**
+ * Decides the next action for one call, from its resolution and where it stands. A call the worker's
+ * approval policy denied is finished as an error before anything else (no patch needed: only activity
+ * results that carry a `deny` take this path, and no history recorded before policies has one).
+ */
 export function nextAction(call: PendingCall): NextAction {
   if (call.state === 'done') return { kind: 'done' };
+  if (call.policy?.effect === 'deny') return { kind: 'finish', status: 'error', output: deniedOutput(call) };
   if (call.argumentError !== null) {
     return { kind: 'finish', status: 'error', output: `invalid arguments for ${call.tool}: ${call.argumentError}` };
   }
@@ -65,6 +70,12 @@ export function nextAction(call: PendingCall): NextAction {
     return { kind: 'run', via: call.tool === 'session_create_sub' ? 'session_create_sub' : 'memory_save' };
   }
   return { kind: 'run', via: 'mcp' };
+}
+
+/** The error result a denied call gives the model: the tool, the rule and its reason. */
+function deniedOutput(call: PendingCall): string {
+  const reason = call.policy?.reason ? `: ${call.policy.reason}` : '';
+  return `denied by policy rule ${call.policy?.rule ?? '?'}${reason} (${call.tool} was not run)`;
 }
 
 /** Records a call's result (clipped and marked when long) and the resources it named; the call is done. */
@@ -83,7 +94,11 @@ export function finishCall(
 /** The calls of the current step that wait for (or may already receive) a person's decision. */
 export function approvableCalls(turn: ActiveTurn | null): PendingCall[] {
   return (turn?.step?.calls ?? []).filter(
-    (c) => c.requiresApproval && c.argumentError === null && (c.state === 'new' || c.state === 'waiting-approval'),
+    (c) =>
+      c.requiresApproval &&
+      c.argumentError === null &&
+      c.policy?.effect !== 'deny' &&
+      (c.state === 'new' || c.state === 'waiting-approval'),
   );
 }
 
@@ -249,6 +264,7 @@ function recordCall(call: PendingCall): AgentToolCall {
     status: call.result ?? 'pending',
     result: call.output === null ? null : clipBytes(call.output, RECORD_FIELD_BYTES),
     approval: call.approval ?? null,
+    policy: call.policy ?? null,
   };
 }
 

@@ -1,12 +1,15 @@
 /**
  * MCP servers write the JSON Schemas that tool-call arguments are checked against, inside the worker.
  * A backtracking `pattern` must not let one short argument hold the worker's event loop: patterns run on
- * RE2, and a pattern RE2 cannot express leaves the schema unenforced with its reason, never compiled
- * by the backtracking engine.
+ * RE2, and a pattern RE2 cannot express makes the schema unenforceable: every call against it is refused
+ * with the reason (never compiled by the backtracking engine, never passed to the server unchecked).
  */
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
+import { resolveCalls, toolOffers } from '../../activities/agent-step.js';
 import { re2RegExp, ToolArgumentValidator } from '../../capabilities/tool-arguments.js';
+import type { PendingCall } from '../../contract/state.js';
+import { nextAction } from '../../workflows/tool-calls.js';
 
 const EVIL = 'a'.repeat(39) + '!';
 const nested = (pattern: string) => ({
@@ -26,8 +29,10 @@ describe('tool schema patterns', () => {
 
     const validator = new ToolArgumentValidator();
     expect(validator.schemaProblem(schema)).toMatch(/^the input schema could not be compiled: pattern .*\\\\1/);
-    // Not enforced, as for any schema that cannot be compiled: the server still checks its own input.
-    expect(validator.check(schema, JSON.stringify({ name: 'ab' }))).toBeNull();
+    // Not enforceable, so refused: before, such a call reached the MCP server unchecked.
+    expect(validator.check(schema, JSON.stringify({ name: 'ab' }))).toMatch(
+      /^the tool's input schema cannot be enforced, so the call was refused \(the input schema could not be compiled: pattern .*RE2/,
+    );
     expect(validator.check(schema, '[]')).toBe('arguments must be a JSON object');
   });
 
@@ -58,5 +63,41 @@ describe('tool schema patterns', () => {
     expect(validator.schemaProblem(schema)).toBeNull();
     expect(validator.check(schema, JSON.stringify({ name: 'Café' }))).toBeNull();
     expect(validator.check(schema, JSON.stringify({ name: 'cafe' }))).toMatch(/must match pattern/);
+  });
+});
+
+describe('a schema RE2 cannot compile', () => {
+  it('refuses the call with a tool error the model sees, and never runs it', () => {
+    const toolset = {
+      kind: 'toolset' as const,
+      id: 'mcp-files',
+      name: 'files',
+      description: 'Files.',
+      tags: [],
+      source: 'mcp:files',
+      execution: 'mcp' as const,
+      tools: [{ name: 'read', description: 'Read.', inputSchema: nested('^(a)\\1$'), requiresApproval: false }],
+    };
+    const tools = toolOffers(['mcp-files'], { toolset: (id) => (id === toolset.id ? toolset : undefined) });
+    const [call] = resolveCalls(
+      [{ callId: 'c1', name: 'read', arguments: JSON.stringify({ name: 'aa' }) }],
+      tools,
+      new ToolArgumentValidator(),
+    );
+    expect(call?.argumentError).toMatch(/input schema cannot be enforced, so the call was refused/);
+    const pending: PendingCall = {
+      ...call!,
+      state: 'new',
+      requestedAt: null,
+      output: null,
+      result: null,
+      approval: null,
+    };
+    // Before, the arguments passed unchecked and the next action was to run the call on the MCP server.
+    expect(nextAction(pending)).toEqual({
+      kind: 'finish',
+      status: 'error',
+      output: expect.stringMatching(/^invalid arguments for read: the tool's input schema cannot be enforced/),
+    });
   });
 });

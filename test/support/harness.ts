@@ -72,6 +72,8 @@ export async function startWorker(options: {
   memories?: ActivityDeps['memories'];
   /** Workflow code other than the suite's bundle (for example a faulty deploy). */
   workflowBundle?: { code: string };
+  /** The worker's approval policy (HARNESS_TOOL_POLICY). */
+  toolPolicy?: ActivityDeps['toolPolicy'];
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -90,6 +92,7 @@ export async function startWorker(options: {
       sessions: temporalSessionDirectory(client),
       ...(options.mcp ? { mcp: options.mcp } : {}),
       ...(options.memories ? { memories: options.memories } : {}),
+      ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
     }),
   });
   const running = worker.run();

@@ -6,14 +6,15 @@
  * - `MCP_FIXTURE_CONTROL=<file>`: the tools come from that JSON file (`{ "tools": [{ name, description }],
  *   "exit"?: true }`), which is watched. Besides `echo` and `add`, tools named `sleep` (writes `started`
  *   to the file its `marker` argument names, answers only when cancelled, then writes `cancelled`), `repeat` (`text`
- *   repeated `times` times), `fail` (an `isError` result) and `journal` (below) can be listed there.
+ *   repeated `times` times), `fail` (an `isError` result), `read_file` (`path`) and `fetch_url` (`url`),
+ *   which only answer and journal, and `journal` (below) can be listed there.
  *   A change to the file re-registers the tools (the SDK then sends `tools/list_changed`), and
  *   `"exit": true` makes the server exit as if it crashed;
  * - `MCP_FIXTURE_JOURNAL=<file>`: a side effect that must happen once, kept the way a real server
  *   would, by the call's idempotency key (`_meta["session-harness/idempotencyKey"]`). `journal`
  *   answers a key that has a `done` line from that record (appending `replay\t<key>`) and does nothing
  *   else; otherwise it appends `start\t<key>\t<ms>`, works for JOURNAL_WORK_MS (so a kill can land
- *   inside), appends `done\t<key>\t<result>` and answers. `add` appends `ran\tadd\t<key>` each time;
+ *   inside), appends `done\t<key>\t<result>` and answers. `add`, `read_file` and `fetch_url` append `ran\t<tool>\t<key>` each time;
  * - `MCP_FIXTURE_MODE=crash`: writes to stderr and exits at once; `hang`: never answers;
  * - `MCP_FIXTURE_MODE=http`, started with an IPC channel (`fork`): serves streamable HTTP on
  *   127.0.0.1 instead (see `spawnHttpFixture` in mcp-fixture.ts), sends `{ url }` once listening,
@@ -128,6 +129,18 @@ function register(server: McpServer, tool: FixtureTool, journal: string | undefi
       tool.name,
       { description: tool.description, inputSchema: { reason: z.string() } },
       ({ reason }) => ({ content: [{ type: 'text', text: reason }], isError: true }),
+    );
+  }
+  if (tool.name === 'read_file' || tool.name === 'fetch_url') {
+    // A file reader and a URL fetcher that touch nothing: the journal shows whether a call reached them.
+    const field = tool.name === 'read_file' ? 'path' : 'url';
+    return server.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema: { [field]: z.string() } },
+      (args: Record<string, string>, extra) => {
+        if (journal) appendFileSync(journal, `ran\t${tool.name}\t${idempotencyKey(extra._meta) ?? ''}\n`);
+        return text(`contents of ${args[field] ?? ''}`);
+      },
     );
   }
   if (tool.name === 'add') {

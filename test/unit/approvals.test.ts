@@ -26,6 +26,7 @@ const call = (callId: string, args: object, extra: Partial<ResolvedToolCall> = {
   execution: 'mcp',
   requiresApproval: true,
   argumentError: null,
+  policy: null,
   ...extra,
 });
 

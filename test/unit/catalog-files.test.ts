@@ -48,7 +48,8 @@ function writeCatalog(dir: string): void {
       description: 'Every tool waits for approval; nobody runs them yet.',
       external: false,
       requiresApproval: true,
-      tools: [tool('send_it'), tool('delete_it', { requiresApproval: false })],
+      riskTags: ['network'],
+      tools: [tool('send_it'), tool('delete_it', { requiresApproval: false, riskTags: 'destructive, network' })],
     }),
     'bad-external': JSON.stringify({
       id: 'bad-external',
@@ -122,6 +123,14 @@ describe('loadCatalogDir with broken files', () => {
         { name: 'delete_it', requiresApproval: true },
       ],
     });
+  });
+
+  it("gives each tool the set's risk tags and its own, for the approval policy", () => {
+    const guarded = loaded.entries.find((e) => e.id === 'guarded-tools');
+    expect(guarded?.kind === 'toolset' && guarded.tools.map((t) => [t.name, t.riskTags])).toEqual([
+      ['send_it', ['network']],
+      ['delete_it', ['network', 'destructive']],
+    ]);
   });
 
   it('names the file and the field of each broken skill', () => {

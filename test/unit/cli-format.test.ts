@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatInspect, formatTree } from '../../cli/format.js';
-import { ChildSession } from '../../contract/state.js';
+import { formatDecision, formatInspect, formatTree } from '../../cli/format.js';
+import { ChildSession, DecisionRecord } from '../../contract/state.js';
 import { initialState } from '../../workflows/state.js';
 import { buildView, renderDetails } from '../../workflows/view.js';
 
@@ -79,5 +79,44 @@ describe('artifacts in `harness inspect` and the Web UI details', () => {
     expect(text).toMatch(/comfyui-guide\.md\s*│\s*file\s*│\s*write_markdown \(call_1\)\s*│\s*#1\s*│\s*0/);
     expect(renderDetails(state, 'Idle')).toContain('**Artifacts:** comfyui-guide.md (write_markdown, #1)');
     expect(formatInspect(view(), [])).not.toContain('Artifacts');
+  });
+});
+
+describe('a decision in `harness inspect`', () => {
+  it('names the approval-policy rule that decided a tool call', () => {
+    const record = DecisionRecord.parse({
+      seq: 2,
+      messageId: 'm-2',
+      decision: 'continue',
+      scores: null,
+      bands: null,
+      degraded: null,
+      diff: null,
+      dropped: [],
+      fallbacks: [],
+      stages: [],
+      agent: {
+        outcome: 'replied',
+        reason: null,
+        startedAt: 0,
+        endedAt: 1,
+        steps: 2,
+        toolCalls: [
+          {
+            callId: 'call_1',
+            tool: 'read_file',
+            arguments: '{"path":"/secrets/key"}',
+            status: 'error',
+            result: 'denied by policy rule no-secrets (read_file was not run)',
+            policy: { effect: 'deny', rule: 'no-secrets', index: 0, reason: null },
+          },
+        ],
+      },
+    });
+    expect(formatDecision(record, null, null)).toContain(
+      'tool read_file({"path":"/secrets/key"}) [error] policy deny by rule no-secrets callId call_1',
+    );
+    // The notes column wraps; the rule is on a line of its own.
+    expect(formatInspect(view(), [record])).toContain('(deny: no-secrets)');
   });
 });
