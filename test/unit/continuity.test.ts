@@ -71,6 +71,7 @@ function seal(state: SessionState, seq: number, calls: SealedCall[]): void {
       execution: 'mcp' as const,
       requiresApproval: false,
       argumentError: null,
+      policy: null,
     })),
   );
   turn.step?.calls.forEach((pending, i) => {
