@@ -15,7 +15,7 @@ import { type ResolvedToolCall } from '../contract/transcript.js';
 import { BUILTIN_TOOLS } from '../contract/builtin-tools.js';
 import { describeIssues } from '../contract/text.js';
 import type { ActivityDeps } from './deps.js';
-import { asModelCall, callOptions } from './model-call.js';
+import { budgetExhausted, meteredCall } from './model-call.js';
 import { heartbeatWhileRunning } from './run-tool.js';
 
 /**
@@ -101,6 +101,8 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
   const { models, catalog, memories } = deps;
   const validator = new ToolArgumentValidator();
   return async (request) => {
+    const overBudget = budgetExhausted(deps, request.budget);
+    if (overBudget !== null) return { kind: 'budget-exceeded', reason: overBudget };
     const skills = request.skills.flatMap((id) => {
       const skill = catalog.skill(id);
       return skill ? [{ id, name: skill.name, instructions: skill.instructions() }] : [];
@@ -109,8 +111,8 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
     const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
     const tools = toolOffers(request.toolsets, catalog);
     const stopHeartbeats = heartbeatWhileRunning(deps);
-    const answer = await asModelCall('agent', () =>
-      models.agentStep(
+    const { value: answer, usage } = await meteredCall('agent', deps, models, (m, call) =>
+      m.agentStep(
         {
           sessionId: request.sessionId,
           goals: request.goals,
@@ -122,13 +124,14 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
           tools,
           step: request.step,
         },
-        callOptions(),
+        call,
       ),
     ).finally(stopHeartbeats);
-    const result: AgentStepResult =
+    const step: AgentStepResult =
       answer.kind === 'calls'
         ? { kind: 'calls', text: answer.text, calls: resolveCalls(answer.calls, tools, validator) }
         : answer;
+    const result = usage ? { ...step, usage } : step;
     // The workflow trusts this shape; a provider that breaks it is a bug, not something to retry.
     const checked = AgentStepResult.safeParse(result);
     if (!checked.success) {
