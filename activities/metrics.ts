@@ -8,8 +8,9 @@ import { Context } from '@temporalio/activity';
 export const ACTIVITY_METRIC = {
   modelLatency: 'harness_model_latency',
   toolCalls: 'harness_tool_calls',
-  modelTokens: 'harness_model_tokens',
-  modelCost: 'harness_model_cost_microusd',
+  // Named with Prometheus' `_total` counter suffix, which the SDK's exporter does not add itself.
+  modelTokens: 'harness_model_tokens_total',
+  modelCost: 'harness_model_cost_microusd_total',
 } as const;
 
 /** The token kinds `harness_model_tokens` counts; cached is part of prompt, reasoning part of completion. */

@@ -157,3 +157,15 @@ export function exhausted(check: BudgetCheck, max: Budget = {}): string | null {
 function round6(n: number): number {
   return Math.round(n * 1e6) / 1e6;
 }
+
+/** A sum in one line: `1234 tokens (prompt 1000, cached 200, completion 234, reasoning 0) · $0.0012 · 3 calls`. */
+export function describeSum(sum: UsageSum): string {
+  const cost =
+    sum.costUsd === null
+      ? 'cost unknown (no price)'
+      : `$${sum.costUsd.toFixed(6)}${sum.unpricedCalls > 0 ? ` + ${sum.unpricedCalls} unpriced calls` : ''}`;
+  return (
+    `${budgetTokens(sum)} tokens (prompt ${sum.promptTokens}, cached ${sum.cachedTokens}, ` +
+    `completion ${sum.completionTokens}, reasoning ${sum.reasoningTokens}) · ${cost} · ${sum.calls} calls`
+  );
+}
