@@ -72,6 +72,8 @@ export async function startWorker(options: {
   memories?: ActivityDeps['memories'];
   /** Workflow code other than the suite's bundle (for example a faulty deploy). */
   workflowBundle?: { code: string };
+  /** The local provider that answers helper roles over budget. */
+  fallbackModels?: RoleModels;
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -86,6 +88,7 @@ export async function startWorker(options: {
     workflowBundle: options.workflowBundle ?? { code: readFileSync(inject('workflowBundlePath'), 'utf8') },
     activities: createActivities({
       models: options.models,
+      ...(options.fallbackModels ? { fallbackModels: options.fallbackModels } : {}),
       catalog: options.catalog ?? catalog(),
       sessions: temporalSessionDirectory(client),
       ...(options.mcp ? { mcp: options.mcp } : {}),
