@@ -16,7 +16,7 @@ import { type PolicyDecision, type ResolvedToolCall } from '../contract/transcri
 import { BUILTIN_TOOLS } from '../contract/builtin-tools.js';
 import { describeIssues } from '../contract/text.js';
 import type { ActivityDeps } from './deps.js';
-import { asModelCall, callOptions } from './model-call.js';
+import { budgetExhausted, meteredCall } from './model-call.js';
 import { heartbeatWhileRunning } from './run-tool.js';
 
 /**
@@ -131,6 +131,8 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
   const riskTags = (toolset: string | null, tool: string) =>
     (toolset === null ? undefined : catalog.toolset(toolset)?.tools.find((t) => t.name === tool)?.riskTags) ?? [];
   return async (request) => {
+    const overBudget = budgetExhausted(deps, request.budget);
+    if (overBudget !== null) return { kind: 'budget-exceeded', reason: overBudget };
     const skills = request.skills.flatMap((id) => {
       const skill = catalog.skill(id);
       return skill ? [{ id, name: skill.name, instructions: skill.instructions() }] : [];
@@ -143,8 +145,8 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
     const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
     const tools = toolOffers(request.toolsets, catalog);
     const stopHeartbeats = heartbeatWhileRunning(deps);
-    const answer = await asModelCall('agent', () =>
-      models.agentStep(
+    const { value: answer, usage } = await meteredCall('agent', deps, models, (m, call) =>
+      m.agentStep(
         {
           sessionId: request.sessionId,
           goals: request.goals,
@@ -157,10 +159,10 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
           tools,
           step: request.step,
         },
-        callOptions(),
+        call,
       ),
     ).finally(stopHeartbeats);
-    const result: AgentStepResult =
+    const step: AgentStepResult =
       answer.kind === 'calls'
         ? {
             kind: 'calls',
@@ -173,6 +175,7 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
             ),
           }
         : answer;
+    const result = usage ? { ...step, usage } : step;
     // The workflow trusts this shape; a provider that breaks it is a bug, not something to retry.
     const checked = AgentStepResult.safeParse(result);
     if (!checked.success) {

@@ -11,6 +11,8 @@ import type {
   SubSessionReply,
   SubSessionReplyResult,
 } from '../contract/messages.js';
+import type { PriceTable } from '../models/prices.js';
+import type { Budget } from '../contract/usage.js';
 
 /** Hands messages to Sessions (routing, `session_create_sub`) and replies back to parents; the worker implements it with a Temporal client. */
 export interface SessionDirectory {
@@ -24,6 +26,12 @@ export interface SessionDirectory {
 
 export interface ActivityDeps {
   models: RoleModels;
+  /** The local provider, which answers helper roles once a budget is exhausted (the worker always sets it). */
+  fallbackModels?: RoleModels;
+  /** Prices per model that turn tokens into cost (`HARNESS_MODEL_PRICES`); a model without one has no cost. */
+  prices?: PriceTable;
+  /** The worker's maximum budget (`HARNESS_MAX_*` budget variables): it holds whatever a Session set. */
+  budgetMax?: Budget;
   catalog: CapabilityCatalog;
   /** Recall and loaded memories; `add` as well for the `memory_save` tool. */
   memories?: MemoryRecall & Partial<Pick<MemoryBackend, 'add'>>;

@@ -12,7 +12,8 @@ import { DEFAULT_RECALL } from '../capabilities/catalog.js';
 import type { AgentActivities, SessionActivities } from '../contract/activity-contract.js';
 import { createAgentStep } from './agent-step.js';
 import type { ActivityDeps, SessionDirectory } from './deps.js';
-import { asModelCall, callOptions } from './model-call.js';
+import { helperCall } from './model-call.js';
+import { BudgetCheck } from '../contract/usage.js';
 import { createRunTool } from './run-tool.js';
 
 export type { ActivityDeps, SessionDirectory } from './deps.js';
@@ -32,12 +33,13 @@ const RelevanceRequestSchema = z
     message: z.object({ text: z.string(), resources: z.array(ResourceRef) }).strict(),
     phaseGoal: z.string(),
     sessionGoal: z.string(),
+    budget: BudgetCheck.optional(),
   })
   .strict();
 
 /** Every activity the Session workflow schedules, the inner loop's included; the worker registers them all. */
 export function createActivities(deps: ActivityDeps): SessionActivities & AgentActivities {
-  const { models, catalog, memories } = deps;
+  const { catalog, memories } = deps;
   const directory = (): SessionDirectory => {
     if (!deps.sessions) {
       throw ApplicationFailure.nonRetryable(
@@ -59,11 +61,13 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
           FAILURE.InvalidRequest,
         );
       }
-      return asModelCall('relevance', () => models.relevance(parsed.data, callOptions()));
+      const { budget, ...scored } = parsed.data;
+      return helperCall('relevance', deps, budget, (m, call) => m.relevance(scored, call));
     },
 
     async extractTerms(request) {
-      return asModelCall('extraction', () => models.extract(request, callOptions()));
+      const { budget, ...rest } = request;
+      return helperCall('extraction', deps, budget, (m, call) => m.extract(rest, call));
     },
 
     async recall(request) {
@@ -76,11 +80,13 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
     },
 
     async orchestrate(request) {
-      return asModelCall('orchestration', () => models.orchestrate(request, callOptions()));
+      const { budget, ...rest } = request;
+      return helperCall('orchestration', deps, budget, (m, call) => m.orchestrate(rest, call));
     },
 
     async compact(request) {
-      return asModelCall('compaction', () => models.compact(request, callOptions()));
+      const { budget, ...rest } = request;
+      return helperCall('compaction', deps, budget, (m, call) => m.compact(rest, call));
     },
 
     async createSubSession(request) {

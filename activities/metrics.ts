@@ -8,7 +8,44 @@ import { Context } from '@temporalio/activity';
 export const ACTIVITY_METRIC = {
   modelLatency: 'harness_model_latency',
   toolCalls: 'harness_tool_calls',
+  // Named with Prometheus' `_total` counter suffix, which the SDK's exporter does not add itself.
+  modelTokens: 'harness_model_tokens_total',
+  modelCost: 'harness_model_cost_microusd_total',
 } as const;
+
+/** The token kinds `harness_model_tokens` counts; cached is part of prompt, reasoning part of completion. */
+export const TOKEN_KINDS = ['prompt', 'completion', 'cached', 'reasoning'] as const;
+
+/**
+ * Counts one model call's tokens by role, model and kind, and its cost in micro-USD (the metric
+ * meter's counters are integers) when the price table knows the model.
+ */
+export function recordModelUsage(
+  role: string,
+  usage: {
+    model: string;
+    promptTokens: number;
+    completionTokens: number;
+    cachedTokens: number;
+    reasoningTokens: number;
+  },
+  costUsd: number | null,
+): void {
+  const meter = Context.current().metricMeter;
+  const counter = meter.createCounter(ACTIVITY_METRIC.modelTokens, 'tokens', 'Model tokens, by role, model and kind');
+  const byKind = {
+    prompt: usage.promptTokens,
+    completion: usage.completionTokens,
+    cached: usage.cachedTokens,
+    reasoning: usage.reasoningTokens,
+  };
+  for (const kind of TOKEN_KINDS) counter.add(byKind[kind], { role, model: usage.model, kind });
+  if (costUsd !== null) {
+    meter
+      .createCounter(ACTIVITY_METRIC.modelCost, 'microusd', 'Model cost in micro-USD (price table), by role and model')
+      .add(Math.round(costUsd * 1e6), { role, model: usage.model });
+  }
+}
 
 /** Records one model call's wall time in milliseconds, by role and outcome (`ok` or the failure type). */
 export function recordModelCall(role: string, outcome: string, ms: number): void {

@@ -144,7 +144,14 @@ function markdown(): string {
     } else {
       p(`De-duplicated by \`${spec.dedupe}\`.`);
     }
-    if (spec.name === 'command') p('`set-goals` needs at least one of `args.session`, `args.phase`.');
+    if (spec.name === 'command') {
+      p(
+        '`set-goals` needs at least one of `args.session`, `args.phase`. `set-budget` needs at least one of ' +
+          '`args.turnTokens`, `args.sessionTokens`, `args.turnCostUsd`, `args.sessionCostUsd`: a number replaces ' +
+          "that limit of `settings.budget`, `null` removes it (unlimited, up to the worker's maximum). A turn " +
+          'that ended `budget-exceeded` is not re-run; the next input runs under the new budget.',
+      );
+    }
     p(
       `Payload schema (${schemaLink(schemaFileOf(spec.name, 'payload'))}):`,
       fence(inputSchema(spec.payload)),
@@ -210,6 +217,23 @@ function markdown(): string {
       p(`Argument (optional; ${schemaLink(schemaFileOf(spec.name, 'argument'))}):`, fence(inputSchema(spec.argument)));
     }
     p(`Result schema: ${schemaLink(schemaFileOf(spec.name, 'result'))}.`);
+    if (spec.name === 'decisions') {
+      p(
+        "A record's `usage` (null when the input made no model call) sums its model calls per role " +
+          '(`byRole`) and in all (`total`): `promptTokens` (of which `cachedTokens`), `completionTokens` (of ' +
+          'which `reasoningTokens`), `latencyMs`, `calls`, and `costUsd` from the worker’s price table — the ' +
+          'sum of the priced calls, null when no call was priced, with `unpricedCalls` saying how many it ' +
+          'leaves out. `agent.outcome` `budget-exceeded` means a token or cost budget was exhausted before the ' +
+          'next model step; a helper role over budget was answered by the local provider and says so in `fallbacks` ' +
+          '(`budget: <role> answered by the local provider (...)`).',
+      );
+    }
+    if (spec.name === 'snapshot') {
+      p(
+        '`usage` holds the same sums for every model call of the Session, carried across continue-as-new; ' +
+          '`settings.budget` its limits (`turnTokens`, `sessionTokens`, `turnCostUsd`, `sessionCostUsd`).',
+      );
+    }
     if (spec.name === 'decisions') p('A record from a real run (scripted models):', fence(EXAMPLE_DECISION));
   }
   p(

@@ -13,6 +13,7 @@ interface CommandOptions {
   sessionGoal?: string;
   phaseGoal?: string;
   commandId?: string;
+  budget?: string;
 }
 
 export function addControlCommands(program: Command, { line, withClient }: CommandContext): void {
@@ -59,6 +60,10 @@ export function addControlCommands(program: Command, { line, withClient }: Comma
     .argument('<name>', COMMAND_NAMES.join(' | '))
     .option('--session-goal <text>', 'set-goals: new session goal')
     .option('--phase-goal <text>', 'set-goals: new phase goal (opens a new phase)')
+    .option(
+      '--budget <json>',
+      'set-budget: limits to change as JSON, e.g. \'{"turnTokens": 20000, "sessionCostUsd": null}\' (null removes one)',
+    )
     .option('--command-id <id>', 'command id (default: generated); reuse it when retrying')
     .action(async (sessionId: string, name: string, opts: CommandOptions, cmd: Command) => {
       if (!isCommandName(name)) {
@@ -71,10 +76,22 @@ export function addControlCommands(program: Command, { line, withClient }: Comma
       if (name !== 'set-goals' && Object.keys(goals).length > 0) {
         throw new UsageError('--session-goal and --phase-goal only go with set-goals');
       }
+      if ((name === 'set-budget') !== (opts.budget !== undefined)) {
+        throw new UsageError('set-budget needs --budget, and --budget goes only with set-budget');
+      }
+      let budget: Record<string, unknown> | undefined;
+      if (opts.budget !== undefined) {
+        try {
+          budget = JSON.parse(opts.budget) as Record<string, unknown>;
+        } catch (err) {
+          throw new UsageError(`--budget is not JSON: ${(err as Error).message}`);
+        }
+      }
       await withClient(cmd, async (client) => {
         const commandId = await client.command(sessionId, {
           name,
           ...(name === 'set-goals' ? { args: goals } : {}),
+          ...(budget !== undefined ? { args: budget } : {}),
           ...(opts.commandId !== undefined ? { commandId: opts.commandId } : {}),
         });
         line(`command ${name} (${commandId}) sent to session ${sessionId}`);

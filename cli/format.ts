@@ -5,6 +5,7 @@
 import Table from 'cli-table3';
 import type { BoundInput, DecisionRecord, SessionSummary, SessionView } from '../client/index.js';
 import { clip } from '../contract/text.js';
+import type { UsageSum, UsageTotals } from '../contract/usage.js';
 
 /** Tables without colour, so piped output and test assertions see plain text. */
 function table(head: string[], colWidths?: Array<number | null>): Table.Table {
@@ -132,6 +133,9 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
     const shown = artifacts.length > ARTIFACT_ROWS ? `, newest ${ARTIFACT_ROWS} shown` : '';
     out.push('', `Artifacts (${artifacts.length}${shown})`, t.toString());
   }
+  if (view.usage) out.push('', 'Model usage (Session)', formatUsage(view.usage));
+  const lastUsage = decisions.at(-1)?.usage;
+  if (lastUsage) out.push('', `Model usage (input #${decisions.at(-1)?.seq})`, formatUsage(lastUsage));
 
   const recent = table(['seq', 'decision', 'scores', 'capability changes', 'notes', 'took'], [6, 14, 28, 34, 40, 9]);
   for (const record of decisions) {
@@ -171,6 +175,29 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
     out.push('', `Recent rejections: ${view.recentRejections.map((r) => clip(r.reason, 120)).join(' | ')}`);
   }
   return out.join('\n');
+}
+
+/** Usage per role and in all: tokens by kind, cost (blank when no price is known), calls and model time. */
+export function formatUsage(usage: UsageTotals): string {
+  const rows = table(
+    ['role', 'prompt', 'cached', 'completion', 'reasoning', 'cost USD', 'calls', 'model time'],
+    [15, 10, 10, 12, 11, 22, 7, 12],
+  );
+  const row = (name: string, sum: UsageSum) => [
+    name,
+    sum.promptTokens,
+    sum.cachedTokens,
+    sum.completionTokens,
+    sum.reasoningTokens,
+    sum.costUsd === null
+      ? '— (no price)'
+      : `${sum.costUsd.toFixed(6)}${sum.unpricedCalls > 0 ? ` +${sum.unpricedCalls} unpriced` : ''}`,
+    sum.calls,
+    `${(sum.latencyMs / 1000).toFixed(2)} s`,
+  ];
+  for (const [role, sum] of Object.entries(usage.byRole)) rows.push(row(role, sum));
+  rows.push(row('total', usage.total));
+  return rows.toString();
 }
 
 /**

@@ -19,6 +19,18 @@ import type { RelevanceRequest, RelevanceScores } from './relevance.js';
 import { Handoff, type PhaseRecord } from './handoff.js';
 import { Cap, ToolResource, type Artifact, type Decision } from './state.js';
 import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
+import { ModelUsage, type BudgetCheck } from './usage.js';
+
+/**
+ * A model-call request with the Session's budget: what is spent and the Session's limits. Absent in
+ * requests from Sessions started before budgets existed (docs/patches.md `model-budgets`).
+ */
+export type Budgeted<T> = T & { budget?: BudgetCheck };
+/**
+ * A model-call result with what the call used (tokens, model, latency, cost). Optional: results
+ * recorded before accounting existed carry none, and a provider that reports nothing sends none.
+ */
+export type Metered<T> = T & { usage?: ModelUsage };
 
 export const Candidate = Cap.extend({ score: z.number() });
 export type Candidate = z.infer<typeof Candidate>;
@@ -155,14 +167,24 @@ export interface AgentStepRequest {
   memories: string[];
   /** The step's number within the turn (1-based), for logs and activity summaries. */
   step: number;
+  /** The Session's budget; a step over it is not sent to the model (`budget-exceeded`). */
+  budget?: BudgetCheck;
 }
+const usage = ModelUsage.optional();
 export const AgentStepResult = z.discriminatedUnion('kind', [
   /** The model answered with text: the turn ends `replied`. */
-  z.object({ kind: z.literal('reply'), text: z.string() }),
+  z.object({ kind: z.literal('reply'), text: z.string(), usage }),
   /** The model asked for tool calls, in its order, each resolved by the worker. */
-  z.object({ kind: z.literal('calls'), text: z.string().nullable(), calls: z.array(ResolvedToolCall).min(1) }),
+  z.object({
+    kind: z.literal('calls'),
+    text: z.string().nullable(),
+    calls: z.array(ResolvedToolCall).min(1),
+    usage,
+  }),
   /** No agent model is configured (the offline provider has none): the turn ends `skipped`. */
-  z.object({ kind: z.literal('skipped'), reason: z.string() }),
+  z.object({ kind: z.literal('skipped'), reason: z.string(), usage }),
+  /** A budget is exhausted: no model was called, and the turn ends `budget-exceeded`. */
+  z.object({ kind: z.literal('budget-exceeded'), reason: z.string() }),
 ]);
 export type AgentStepResult = z.infer<typeof AgentStepResult>;
 
@@ -236,11 +258,11 @@ export type AnswerParentResult = SubSessionReplyResult;
 
 /** Every activity the Session workflow schedules. */
 export interface SessionActivities {
-  relevance(request: RelevanceRequest): Promise<RelevanceScores>;
-  extractTerms(request: ExtractRequest): Promise<ExtractResult>;
+  relevance(request: Budgeted<RelevanceRequest>): Promise<Metered<RelevanceScores>>;
+  extractTerms(request: Budgeted<ExtractRequest>): Promise<Metered<ExtractResult>>;
   recall(request: RecallRequest): Promise<Candidates>;
-  orchestrate(request: OrchestrateRequest): Promise<PartialSelection>;
-  compact(request: CompactRequest): Promise<CompactResult>;
+  orchestrate(request: Budgeted<OrchestrateRequest>): Promise<Metered<PartialSelection>>;
+  compact(request: Budgeted<CompactRequest>): Promise<Metered<CompactResult>>;
   createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;
   handOver(request: HandOverRequest): Promise<HandOverResult>;
   answerParent(request: AnswerParentRequest): Promise<AnswerParentResult>;

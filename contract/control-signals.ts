@@ -52,7 +52,7 @@ export const CONTROL_SIGNALS = {
     schema: CommandInput,
     idField: 'commandId',
     summary: (p) => p.name,
-    description: `Deterministic command: {"commandId": string, "name": ${COMMAND_NAMES.map((n) => `"${n}"`).join('|')}, "args"?: {...}}. set-goals takes {"session"?, "phase"?}.`,
+    description: `Deterministic command: {"commandId": string, "name": ${COMMAND_NAMES.map((n) => `"${n}"`).join('|')}, "args"?: {...}}. set-goals takes {"session"?, "phase"?}; set-budget takes {"turnTokens"?, "sessionTokens"?, "turnCostUsd"?, "sessionCostUsd"?} (null removes a limit).`,
   }),
 };
 

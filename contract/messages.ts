@@ -5,6 +5,7 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
+import { Budget } from './usage.js';
 
 /** Longest accepted message text, in characters. Large material belongs in resources, not in text. */
 export const MAX_TEXT_CHARS = 16_000;
@@ -94,7 +95,7 @@ export const SubSessionReply = z
     messageId: id('messageId'),
     reason: HandOverReason,
     /** How the sub-session's agent turn ended. */
-    outcome: z.enum(['replied', 'interrupted', 'guarded', 'failed', 'skipped']),
+    outcome: z.enum(['replied', 'interrupted', 'guarded', 'failed', 'skipped', 'budget-exceeded']),
     /** The sub-session's reply text; null when its turn ended without one. */
     reply: z.string().max(MAX_TEXT_CHARS).nullable(),
     /** Why the turn ended without a reply; null when it replied. */
@@ -151,6 +152,24 @@ export const GoalsPatch = z
   .refine((g) => g.session !== undefined || g.phase !== undefined, 'give at least one of session, phase');
 export type GoalsPatch = z.infer<typeof GoalsPatch>;
 
+/**
+ * The `set-budget` command's arguments: each limit given replaces the Session's, `null` removes it
+ * (unlimited, up to the worker's maximum); limits left out stay as they are.
+ */
+export const BudgetPatch = z
+  .object({
+    turnTokens: Budget.shape.turnTokens.unwrap().nullable().optional(),
+    sessionTokens: Budget.shape.sessionTokens.unwrap().nullable().optional(),
+    turnCostUsd: Budget.shape.turnCostUsd.unwrap().nullable().optional(),
+    sessionCostUsd: Budget.shape.sessionCostUsd.unwrap().nullable().optional(),
+  })
+  .strict()
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    'give at least one of turnTokens, sessionTokens, turnCostUsd, sessionCostUsd',
+  );
+export type BudgetPatch = z.infer<typeof BudgetPatch>;
+
 /** Deterministic commands. They bypass the relevance path and never become task inputs. */
 export const CommandInput = z.discriminatedUnion(
   'name',
@@ -164,8 +183,9 @@ export const CommandInput = z.discriminatedUnion(
     z
       .object({ commandId: id('commandId'), name: z.literal('interrupt'), args: z.object({}).strict().optional() })
       .strict(),
+    z.object({ commandId: id('commandId'), name: z.literal('set-budget'), args: BudgetPatch }).strict(),
   ],
-  { error: 'name must be one of set-goals, pause, resume, close, interrupt' },
+  { error: 'name must be one of set-goals, pause, resume, close, interrupt, set-budget' },
 );
 export type CommandInput = z.infer<typeof CommandInput>;
 
@@ -184,6 +204,11 @@ export const Settings = z
     thresholds: Thresholds.default(DEFAULT_THRESHOLDS),
     /** Per-attempt budget of one helper-model call. */
     modelTimeoutMs: z.number().int().min(100).max(600_000).default(20_000),
+    /**
+     * Token and cost limits per turn (one input's processing) and per Session; unset is unlimited, up
+     * to the worker's maximum. The `set-budget` command changes them.
+     */
+    budget: Budget.optional(),
     /** Per-attempt budget of the business-agent turn, which may legitimately take longer. */
     agentTimeoutMs: z.number().int().min(100).max(3_600_000).default(120_000),
     /** Attempts per helper-model call, retries included. Bounded so a dead model degrades, it does not stall. */

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { Settings } from './messages.js';
 import { Capabilities, DecisionRecord, Goal, SESSION_STAGES, SessionState, TurnOutcome } from './state.js';
+import { UsageTotals } from './usage.js';
 
 /** The longest the `result` update waits, in ms. */
 export const RESULT_WAIT_MAX_MS = 60_000;
@@ -50,6 +51,8 @@ export const SessionView = z.object({
   /** The last control events: approvals, tool results, notifications, commands and an idle close. */
   recentControlEvents: SessionState.shape.controlEvents,
   settings: Settings,
+  /** Tokens, latency and cost of the Session's model calls, per role and in all (absent from workers before accounting). */
+  usage: UsageTotals.optional(),
   /** The agent turn in progress, if any. */
   turn: z.object({ seq: z.number().int(), steps: z.number().int(), interrupted: z.boolean() }).nullable(),
   /**

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { HandOverReason, ResourceRef, Sender, Settings } from './messages.js';
 import { PolicyDecision, ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
+import { UsageTotals, emptyTotals } from './usage.js';
 
 /** Version of the carried state; older versions are migrated on entry (workflows/state.ts restoreState). */
 export const SCHEMA_VERSION = 2;
@@ -95,6 +96,8 @@ export const TURN_OUTCOMES = [
   'guarded',
   'failed',
   'skipped',
+  /** A token or cost budget was exhausted before the next model step (contract/usage.ts). */
+  'budget-exceeded',
 ] as const;
 export const TurnOutcome = z.enum(TURN_OUTCOMES);
 export type TurnOutcome = z.infer<typeof TurnOutcome>;
@@ -173,6 +176,8 @@ export const DecisionRecord = z.object({
     })
     .nullable()
     .default(null),
+  /** Tokens, latency and cost of the input's model calls, per role and in all; null when it made none. */
+  usage: UsageTotals.nullable().default(null),
 });
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 
@@ -376,6 +381,8 @@ export const SessionState = z.object({
   }),
   /** How many runs this Session has had (1 + continue-as-new count). */
   run: z.number().int().positive(),
+  /** Tokens, latency and cost of every model call the Session recorded, per role and in all. */
+  usage: UsageTotals.default(emptyTotals),
 });
 export type SessionState = z.infer<typeof SessionState>;
 

@@ -72,6 +72,8 @@ export class LocalModels implements RoleModels {
 
   /** Runs a role in the pool, or here; either way its exception arrives as a rejection, like a model call's. */
   private run<T extends LocalRoleTask>(task: T, call?: CallOptions): Promise<LocalRoleResults[T['role']]> {
+    // No tokens: the call is recorded under the model name `local`, with its latency and no cost.
+    call?.onUsage?.({ model: 'local', promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 });
     if (this.pool) return this.pool.run(task, this.settings, call);
     return new Promise((resolve) => resolve(runLocalRole(task, this.settings)));
   }

@@ -23,6 +23,7 @@ import {
   type AgentModelStep,
   type AgentStepPrompt,
   type CallOptions,
+  type CallUsage,
   type Role,
   type RoleModels,
 } from './roles.js';
@@ -56,6 +57,28 @@ export function agentAnswer(message: OpenAI.ChatCompletionMessage | undefined): 
     return { callId, name: toolCall.function.name, arguments: toolCall.function.arguments ?? '' };
   });
   return { kind: 'calls', text, calls };
+}
+
+/**
+ * What a completion used, from its `usage` block. A server that sends none (some local servers)
+ * reports zero tokens under the model it answered for, so the call still counts with its latency.
+ */
+export function usageOf(completion: Pick<OpenAI.ChatCompletion, 'usage' | 'model'>, requested: string): CallUsage {
+  const usage = completion.usage;
+  const count = (n: number | null | undefined) =>
+    typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0;
+  return {
+    // The name the request used, which the price table is keyed by; servers often answer with a dated variant.
+    model: requested,
+    promptTokens: count(usage?.prompt_tokens),
+    completionTokens: count(usage?.completion_tokens),
+    cachedTokens: count(usage?.prompt_tokens_details?.cached_tokens),
+    reasoningTokens: count(usage?.completion_tokens_details?.reasoning_tokens),
+  };
+}
+
+function reportUsage(completion: OpenAI.ChatCompletion, model: string, call: CallOptions): void {
+  call.onUsage?.(usageOf(completion, model));
 }
 
 /** The roles whose answer is a small JSON object: the helpers of the task-control loop. */
@@ -130,6 +153,7 @@ export class OpenAIModels implements RoleModels {
         { model, messages, ...(tools.length > 0 ? { tools } : {}), temperature: 0.3 },
         { timeout: call.timeoutMs, ...(call.signal ? { signal: call.signal } : {}) },
       );
+      reportUsage(completion, model, call);
       message = completion.choices[0]?.message;
     } catch (err) {
       throw toModelFailure(err, 'agent');
@@ -189,6 +213,7 @@ export class OpenAIModels implements RoleModels {
         },
         { timeout: call.timeoutMs, ...(call.signal ? { signal: call.signal } : {}) },
       );
+      reportUsage(completion, model, call);
       const choice = completion.choices[0];
       return { content: choice?.message?.content, finishReason: choice?.finish_reason };
     } catch (err) {

@@ -21,6 +21,17 @@ export type Role = (typeof ROLES)[number];
 export interface CallOptions {
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Told what a call used, once its answer arrives (before the answer is parsed, so invalid output counts too). */
+  onUsage?: (usage: CallUsage) => void;
+}
+
+/** What one model call used, as its provider reports it (`cachedTokens` within prompt, `reasoningTokens` within completion). */
+export interface CallUsage {
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
 }
 
 /** A tool as the agent model is offered it: the name the model calls, and where the call goes. */

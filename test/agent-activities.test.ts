@@ -196,7 +196,13 @@ describe('agentStep', () => {
 
     const result = await agentStep(stepRequest({ memories: [memory.id] }));
 
-    expect(result).toEqual({ kind: 'reply', text: 'Done: guide.docx is ready.' });
+    // The step reports what it used: the scripted server's usage block, under the requested model.
+    expect(result).toEqual({
+      kind: 'reply',
+      text: 'Done: guide.docx is ready.',
+      usage: expect.objectContaining({ model: AGENT, cachedTokens: 0, reasoningTokens: 0, costUsd: null }),
+    });
+    expect(result.kind === 'reply' && result.usage?.promptTokens).toBeGreaterThan(0);
     const [request] = server.requests(AGENT);
     const [system, ...rest] = request?.messages ?? [];
     expect(system?.role).toBe('system');

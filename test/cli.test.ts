@@ -318,7 +318,7 @@ describe('harness approve, reject, command', () => {
     const unknown = await harness(['command', sessionId, 'reboot']);
     expect(unknown).toMatchObject({
       code: 2,
-      stderr: 'harness: unknown command "reboot" (one of: set-goals, pause, resume, close, interrupt)\n',
+      stderr: 'harness: unknown command "reboot" (one of: set-goals, pause, resume, close, interrupt, set-budget)\n',
     });
     const emptyGoals = await harness(['command', sessionId, 'set-goals']);
     expect(emptyGoals.code).toBe(2);

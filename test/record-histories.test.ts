@@ -46,6 +46,7 @@ import {
   waitFor,
   type TestWorker,
 } from './support/harness.js';
+import { LocalModels } from '../models/local-models.js';
 import { ScriptedModelServer, faults, type RecordedRequest, type Reply } from './support/model-server.js';
 import { fixtureMcpEntry } from './support/mcp-fixture.js';
 import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
@@ -159,7 +160,7 @@ describe.runIf(enabled)('record replay histories', () => {
     server = await ScriptedModelServer.start();
     script = scriptRoles(server);
     server.on(MODEL.agent, agent);
-    w = await startWorker({ models: scriptedModels(server), catalog, mcp });
+    w = await startWorker({ models: scriptedModels(server), catalog, mcp, fallbackModels: new LocalModels() });
     mkdirSync(HISTORIES, { recursive: true });
   });
 
@@ -564,5 +565,24 @@ describe.runIf(enabled)('record replay histories', () => {
     await record('answers-parent', parent);
     await record('answers-routed-child', w.client.workflow.getHandle(workflowIdFor(routedChild!.sessionId)));
     await record('answers-delegated-child', w.client.workflow.getHandle(workflowIdFor(delegatedChild!.sessionId)));
+  });
+
+  it('budget-exceeded: a turn over its token budget, a helper answered locally, and set-budget letting the next input run', async () => {
+    forget('budget-exceeded');
+    const GOAL = 'Summarise the onboarding checklist';
+    script.selection.set(GOAL, { skills: [], toolsets: [] });
+    const handle = await startSession(w, { settings: { budget: { turnTokens: 1 } } });
+    await send(handle, GOAL);
+    const first = await handle.executeUpdate(resultUpdate, { args: [{ seq: 1, timeoutMs: 60_000 }] });
+    expect(first.outcome).toBe('budget-exceeded');
+    expect(first.record?.fallbacks).toEqual([
+      expect.stringMatching(/^budget: orchestration answered by the local provider/),
+    ]);
+    await idle(handle);
+    await command(handle, 'set-budget', { turnTokens: null, sessionTokens: 1_000_000 });
+    const second = await turn(handle, 2, 'Add the security training step');
+    expect(second.outcome).toBe('replied');
+    await idle(handle);
+    await record('budget-exceeded', handle);
   });
 });

@@ -2,6 +2,7 @@
  * Configuration from the environment, parsed by zod. A bad value is reported with the name of the
  * variable that holds it.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConnectionConfigError, resolveConnection, type TemporalConnectionSettings } from '../client/connection.js';
@@ -9,6 +10,8 @@ import { EncryptionError, parseEncryptionKeys, type EncryptionKey } from '../cli
 import type { HelperRole } from '../models/openai-models.js';
 import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../contract/api.js';
+import type { Budget } from '../contract/usage.js';
+import { parsePriceTable, type PriceTable } from '../models/prices.js';
 
 /** The `service.name` of exported spans when OTEL_SERVICE_NAME is unset. */
 export const DEFAULT_SERVICE_NAME = 'session-harness-worker';
@@ -81,6 +84,12 @@ export const EnvSchema = z.object({
   HARNESS_MAX_WORKFLOW_TASKS: optionalInt(2),
   HARNESS_DEPLOYMENT_NAME: optionalString,
   HARNESS_BUILD_ID: optionalString,
+  // Accounting: a price table (JSON text, or the path of a JSON file) and the worker's maximum budgets.
+  HARNESS_MODEL_PRICES: optionalString,
+  HARNESS_BUDGET_MAX_TURN_TOKENS: optionalInt(1),
+  HARNESS_BUDGET_MAX_SESSION_TOKENS: optionalInt(1),
+  HARNESS_BUDGET_MAX_TURN_USD: optionalString.pipe(z.coerce.number<string | undefined>().positive().optional()),
+  HARNESS_BUDGET_MAX_SESSION_USD: optionalString.pipe(z.coerce.number<string | undefined>().positive().optional()),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -133,6 +142,26 @@ export interface HarnessConfig {
     /** Scoring threads of the local provider; 0: on the main thread; undefined: one per core but one, at most 4. */
     localThreads: number | undefined;
   };
+  accounting: {
+    /** USD per million tokens by model (`HARNESS_MODEL_PRICES`); a model without a row has no cost. */
+    prices: PriceTable;
+    /** The most any Session may spend, whatever its own budget says (`HARNESS_BUDGET_MAX_*`). */
+    budgetMax: Budget;
+  };
+}
+
+/** `HARNESS_MODEL_PRICES`: JSON text when it starts with `{`, else the path of a JSON file. */
+export function loadPriceTable(value: string | undefined): PriceTable {
+  if (!value) return {};
+  if (value.startsWith('{')) return parsePriceTable(value, 'HARNESS_MODEL_PRICES');
+  const path = resolve(value);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`HARNESS_MODEL_PRICES: cannot read ${path}: ${(err as Error).message}`);
+  }
+  return parsePriceTable(text, `HARNESS_MODEL_PRICES (${path})`);
 }
 
 /**
@@ -205,6 +234,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
     const model = specific ?? e.HARNESS_MODEL;
     if (model) byRole[role] = model;
   }
+  let prices: PriceTable;
+  try {
+    prices = loadPriceTable(e.HARNESS_MODEL_PRICES);
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration:\n  ${(err as Error).message}`);
+  }
+  const budgetMax: Budget = {
+    ...(e.HARNESS_BUDGET_MAX_TURN_TOKENS !== undefined ? { turnTokens: e.HARNESS_BUDGET_MAX_TURN_TOKENS } : {}),
+    ...(e.HARNESS_BUDGET_MAX_SESSION_TOKENS !== undefined
+      ? { sessionTokens: e.HARNESS_BUDGET_MAX_SESSION_TOKENS }
+      : {}),
+    ...(e.HARNESS_BUDGET_MAX_TURN_USD !== undefined ? { turnCostUsd: e.HARNESS_BUDGET_MAX_TURN_USD } : {}),
+    ...(e.HARNESS_BUDGET_MAX_SESSION_USD !== undefined ? { sessionCostUsd: e.HARNESS_BUDGET_MAX_SESSION_USD } : {}),
+  };
   const maxTokens: Partial<Record<HelperRole, number>> = {};
   for (const role of ROLES) {
     if (role === 'agent') continue;
@@ -260,5 +303,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
       maxTokens,
       localThreads: e.HARNESS_LOCAL_THREADS,
     },
+    accounting: { prices, budgetMax },
   };
 }

@@ -47,6 +47,18 @@ function workflowsSource(): string {
   }
 }
 
+/** RoleModels built on their first call, so a fallback nobody needs costs nothing. */
+function lazyModels(build: () => RoleModels): RoleModels {
+  return {
+    relevance: (request, call) => build().relevance(request, call),
+    extract: (request, call) => build().extract(request, call),
+    orchestrate: (request, call) => build().orchestrate(request, call),
+    compact: (request, call) => build().compact(request, call),
+    agentStep: (prompt, call) => build().agentStep(prompt, call),
+    describe: () => build().describe(),
+  };
+}
+
 export function createModels(config: HarnessConfig['models']): RoleModels {
   if (config.provider === 'openai') {
     return new OpenAIModels({
@@ -159,6 +171,19 @@ export async function createSessionWorker(
     memories ??= await openMemoryStore({ url: config.memoryUrl, file: config.memoryDb });
     const models = overrides.models ?? createModels(config.models);
     if (!overrides.models && models instanceof LocalModels) opened.push(() => models.close());
+    // Helper roles over budget are answered by the local provider, built on first need.
+    let fallback: LocalModels | undefined;
+    const fallbackModels: RoleModels =
+      models instanceof LocalModels
+        ? models
+        : lazyModels(() => {
+            if (!fallback) {
+              fallback = new LocalModels({ threads: config.models.localThreads ?? defaultScoringThreads() });
+              const built = fallback;
+              opened.push(() => built.close());
+            }
+            return fallback;
+          });
     const connection = await NativeConnection.connect(connectionOptions(config.temporal));
     opened.push(() => connection.close());
     const clientConnection = await Connection.connect(connectionOptions(config.temporal));
@@ -221,6 +246,9 @@ export async function createSessionWorker(
         : {}),
       activities: createActivities({
         models,
+        fallbackModels,
+        prices: config.accounting.prices,
+        budgetMax: config.accounting.budgetMax,
         catalog,
         memories,
         recall: config.recall,

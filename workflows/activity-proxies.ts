@@ -35,6 +35,8 @@ import { RelevanceScores, type RelevanceRequest } from '../contract/relevance.js
 import type { Settings } from '../contract/messages.js';
 import { STAGE } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
+import { ModelUsage } from '../contract/usage.js';
+import type { UsageMeter } from './accounting.js';
 
 /** Model failures that no retry can fix: the input degrades at once. */
 const NON_RETRYABLE = [
@@ -63,8 +65,28 @@ export function checked<S extends z.ZodType>(
 
 export type SessionActivityProxies = ReturnType<typeof makeActivities>;
 
-/** Builds the proxies for one Session from its settings. */
-export function makeActivities(settings: Settings) {
+/** What a model call's usage is given to, and where its budget comes from (workflows/accounting.ts). */
+export type ActivityMeter = Pick<UsageMeter, 'charge' | 'check'>;
+
+/** The usage an activity result reports, if it is well formed; a malformed one is not counted. */
+function usageOf(result: unknown): ModelUsage | undefined {
+  if (!result || typeof result !== 'object' || !('usage' in result)) return undefined;
+  const parsed = ModelUsage.safeParse(result.usage);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** Builds the proxies for one Session from its settings; `meter` counts usage and budgets model calls. */
+export function makeActivities(settings: Settings, meter?: ActivityMeter) {
+  // Each model call carries the budget as it stands when the call is made, and its usage is counted
+  // before its answer is checked: a call that answered spent its tokens either way.
+  const budgeted = <R extends object>(request: R): R => {
+    const budget = meter?.check();
+    return budget ? { ...request, budget } : request;
+  };
+  const metered = <T>(role: string, result: T): T => {
+    meter?.charge(role, usageOf(result));
+    return result;
+  };
   const retry: ActivityOptions['retry'] = {
     maximumAttempts: settings.modelAttempts,
     initialInterval: '250ms',
@@ -140,21 +162,30 @@ export function makeActivities(settings: Settings) {
   const agentTurn = helper<RetiredActivities>(STAGE.agent, settings.agentTimeoutMs).agentTurn;
   const routeRelevance = helper(STAGE.route).relevance;
   return {
-    relevance: async (request: RelevanceRequest) => checked(RelevanceScores, await relevance(request)),
-    extractTerms: async (request: ExtractRequest) => checked(ExtractionOutput, await extractTerms(request)),
+    relevance: async (request: RelevanceRequest) =>
+      checked(RelevanceScores, metered('relevance', await relevance(budgeted(request)))),
+    extractTerms: async (request: ExtractRequest) =>
+      checked(ExtractionOutput, metered('extraction', await extractTerms(budgeted(request)))),
     recall: async (request: RecallRequest) =>
       checked(Candidates, await recall.recall(request), FAILURE.InvalidRecallResult),
     orchestrate: async (request: OrchestrateRequest) =>
-      checked(OrchestrationOutput, await orchestrate(request), FAILURE.ModelInvalidOutput),
-    compact: async (request: CompactRequest) => checked(CompactionOutput, await compact(request)),
+      checked(
+        OrchestrationOutput,
+        metered('orchestration', await orchestrate(budgeted(request))),
+        FAILURE.ModelInvalidOutput,
+      ),
+    compact: async (request: CompactRequest) =>
+      checked(CompactionOutput, metered('compaction', await compact(budgeted(request)))),
     agentTurn: async (request: AgentTurnRequest) => checked(AgentTurnResult, await agentTurn(request)),
-    routeRelevance: async (request: RelevanceRequest) => checked(RelevanceScores, await routeRelevance(request)),
+    routeRelevance: async (request: RelevanceRequest) =>
+      checked(RelevanceScores, metered('relevance', await routeRelevance(budgeted(request)))),
     createSubSession: async (request: CreateSubRequest) =>
       checked(CreateSubResult, await directory.createSubSession(request)),
     handOver: async (request: HandOverRequest) => checked(HandOverResult, await directory.handOver(request)),
     answerParent: async (request: AnswerParentRequest) =>
       checked(AnswerParentResult, await answering.answerParent(request)),
-    agentStep: async (request: AgentStepRequest) => checked(AgentStepResult, await agent.agentStep(request)),
+    agentStep: async (request: AgentStepRequest) =>
+      checked(AgentStepResult, metered('agent', await agent.agentStep(budgeted(request)))),
     runTool: async (request: RunToolRequest) => checked(RunToolResult, await tools.runTool(request)),
   };
 }

@@ -80,6 +80,8 @@ export async function runAgentTurn(ctx: SessionContext): Promise<TurnExit> {
       return end(ctx, turn, 'failed', clipReason(describeFailure(err)));
     }
     if (answer.kind === 'skipped') return end(ctx, turn, 'skipped', answer.reason);
+    // Only Sessions that send their budget (patched 'model-budgets') can be answered this way.
+    if (answer.kind === 'budget-exceeded') return end(ctx, turn, 'budget-exceeded', answer.reason);
     if (answer.kind === 'reply') {
       state.transcript.push({ kind: 'reply', seq: turn.seq, text: answer.text });
       if (turn.record.agent) turn.record.agent.reply = answer.text.slice(0, LIMITS.replyChars);

@@ -4,7 +4,8 @@
  */
 import { openPhase } from './phases.js';
 import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../contract/control-signals.js';
-import type { CommandInput } from '../contract/messages.js';
+import type { BudgetPatch, CommandInput } from '../contract/messages.js';
+import type { Budget } from '../contract/usage.js';
 import { BUDGET } from '../contract/budget.js';
 import { recordRejection } from './intake.js';
 import { clipBytes, describeIssues } from '../contract/text.js';
@@ -34,6 +35,17 @@ export function setGoals(state: SessionState, patch: { session?: string; phase?:
   } else if (state.goals.phase === null && state.goals.session !== null) {
     openPhase(state, state.goals.session, 'skipped');
   }
+}
+
+/** A Session's budget after `set-budget`: given limits replace, `null` removes, absent ones stay. */
+export function patchBudget(budget: Budget | undefined, patch: BudgetPatch): Budget {
+  const next: Budget = { ...budget };
+  for (const key of ['turnTokens', 'sessionTokens', 'turnCostUsd', 'sessionCostUsd'] as const) {
+    const value = patch[key];
+    if (value === null) delete next[key];
+    else if (value !== undefined) next[key] = value;
+  }
+  return next;
 }
 
 /**
@@ -75,6 +87,9 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
         break;
       case 'close':
         state.status = 'closed';
+        break;
+      case 'set-budget':
+        state.settings.budget = patchBudget(state.settings.budget, command.args);
         break;
       case 'interrupt':
         // The turn ends `interrupted` at its next check; the model step or tool call that is running

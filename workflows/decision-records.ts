@@ -21,6 +21,7 @@ export function newRecord(input: BoundInput): DecisionRecord {
     stages: [],
     agent: null,
     route: null,
+    usage: null,
   };
 }
 

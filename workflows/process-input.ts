@@ -26,6 +26,7 @@ import { clipBytes } from '../contract/text.js';
 export async function processInput(ctx: SessionContext, input: BoundInput): Promise<TurnExit> {
   const { state } = ctx;
   const record = newRecord(input);
+  ctx.meter.open(record);
   const firstTask = state.goals.session === null || state.counts.bound === 1;
   const outcome = await understand(ctx, input, record, firstTask);
   record.decision = outcome.decision;

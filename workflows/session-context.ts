@@ -1,6 +1,7 @@
 /** What the stages of an input need from the running Session. */
 import type { SessionActivityProxies } from './activity-proxies.js';
 import type { Lookahead } from './lookahead.js';
+import type { UsageMeter } from './accounting.js';
 import type { SessionStage, SessionState } from '../contract/state.js';
 
 export interface SessionContext {
@@ -16,4 +17,6 @@ export interface SessionContext {
   readonly cancellable: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Relevance judged ahead for queued inputs; null in Sessions started before it existed. */
   readonly lookahead: Lookahead | null;
+  /** Counts model usage toward the Session and the input being processed, and tells calls their budget. */
+  readonly meter: UsageMeter;
 }

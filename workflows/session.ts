@@ -31,6 +31,7 @@ import {
   type SessionResult,
 } from '../contract/api.js';
 import { makeActivities } from './activity-proxies.js';
+import { makeMeter } from './accounting.js';
 import { capCarriedState } from './carried.js';
 import { CONTROL_KINDS, type ControlKind } from '../contract/control-signals.js';
 import { applyControl } from './commands.js';
@@ -152,13 +153,16 @@ export async function session(input: SessionInput): Promise<SessionResult> {
 
   const shouldContinueAsNew = () =>
     workflowInfo().continueAsNewSuggested || inputsThisRun >= state.settings.continueAsNewAfter;
-  const activities = makeActivities(state.settings);
+  // Sessions started before budgets existed send none with their model calls (docs/patches.md).
+  const meter = makeMeter(state, patched('model-budgets'));
+  const activities = makeActivities(state.settings, meter);
   const ctx: SessionContext = {
     state,
     activities,
     // Sessions started before judging ahead existed replay one input at a time.
     lookahead: patched('relevance-lookahead') ? makeLookahead(state, activities.relevance) : null,
     taskQueue: workflowInfo().taskQueue,
+    meter,
     show: stage.show,
     shouldContinueAsNew,
     cancellable,

@@ -5,6 +5,7 @@
 import { SessionId, Settings, type SessionStart } from '../contract/messages.js';
 import { CARRIED_LISTS, SCHEMA_VERSION, SessionState, type CarriedListName, type Goal } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
+import { emptyTotals } from '../contract/usage.js';
 import { dedupeKey } from './intake.js';
 
 /** Builds the state of a brand-new Session from its (already validated) start argument. */
@@ -43,6 +44,7 @@ export function initialState(start: SessionStart): SessionState {
       byDecision: {},
     },
     run: 1,
+    usage: emptyTotals(),
   };
 }
 

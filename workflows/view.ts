@@ -5,6 +5,7 @@
 import type { SessionView } from '../contract/queries.js';
 import type { SessionStage, SessionState } from '../contract/state.js';
 import { clip, clipBytes } from '../contract/text.js';
+import { describeSum } from '../contract/usage.js';
 import { approvalIdOf, argumentsHashOf, externalCalls, waitingApprovals } from './tool-calls.js';
 
 export function buildView(state: SessionState, stage: SessionStage): SessionView {
@@ -40,6 +41,7 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
     recentRejections: state.rejections,
     recentControlEvents: state.controlEvents.slice(-10),
     settings: state.settings,
+    usage: state.usage,
     turn: state.turn ? { seq: state.turn.seq, steps: state.turn.steps, interrupted: state.turn.interrupted } : null,
     pendingApprovals: pendingApprovals(state.turn),
     pendingToolCalls: externalCalls(state.turn).map((c) => ({
@@ -83,6 +85,7 @@ export function renderDetails(state: SessionState, stage: SessionStage): string 
     const routed = last.route?.to ? ` — routed to ${last.route.to}` : '';
     lines.push('', `**Last decision:** #${last.seq} ${last.decision}${scores}${degraded}${routed}`);
   }
+  if (state.usage.total.calls > 0) lines.push('', `**Model usage:** ${describeSum(state.usage.total)}`);
   if (state.status === 'closed') {
     const closedBy = [...state.controlEvents]
       .reverse()

@@ -74,6 +74,8 @@ export async function startWorker(options: {
   workflowBundle?: { code: string };
   /** The worker's approval policy (HARNESS_TOOL_POLICY). */
   toolPolicy?: ActivityDeps['toolPolicy'];
+  /** The local provider that answers helper roles over budget. */
+  fallbackModels?: RoleModels;
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -88,6 +90,7 @@ export async function startWorker(options: {
     workflowBundle: options.workflowBundle ?? { code: readFileSync(inject('workflowBundlePath'), 'utf8') },
     activities: createActivities({
       models: options.models,
+      ...(options.fallbackModels ? { fallbackModels: options.fallbackModels } : {}),
       catalog: options.catalog ?? catalog(),
       sessions: temporalSessionDirectory(client),
       ...(options.mcp ? { mcp: options.mcp } : {}),

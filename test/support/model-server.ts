@@ -50,12 +50,25 @@ export interface ScriptedToolCall {
  * - `{ hangUp: true }`: destroy the socket without answering.
  */
 export type Reply =
-  | { json: unknown }
-  | { content: string; finishReason?: 'stop' | 'length' }
-  | { toolCalls: ScriptedToolCall[]; content?: string }
+  | { json: unknown; usage?: ScriptedUsage }
+  | { content: string; finishReason?: 'stop' | 'length'; usage?: ScriptedUsage }
+  | { toolCalls: ScriptedToolCall[]; content?: string; usage?: ScriptedUsage }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { delayMs: number; then: Reply }
   | { hangUp: true };
+
+/**
+ * The `usage` block an answer reports. Without one the server estimates prompt and completion tokens
+ * (~4 characters per token) and reports no cached or reasoning tokens.
+ */
+export interface ScriptedUsage {
+  prompt: number;
+  completion: number;
+  /** `prompt_tokens_details.cached_tokens` */
+  cached?: number;
+  /** `completion_tokens_details.reasoning_tokens` */
+  reasoning?: number;
+}
 
 /** Computes the reply for a request; a thrown error becomes a 500 carrying its message. */
 export type Handler = (req: RecordedRequest) => Reply | Promise<Reply>;
@@ -211,13 +224,13 @@ export class ScriptedModelServer {
           arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
         },
       }));
-      return sendJson(res, 200, this.completion(req, reply.content ?? null, toolCalls));
+      return sendJson(res, 200, this.completion(req, reply.content ?? null, toolCalls, undefined, reply.usage));
     }
     const content = 'json' in reply ? JSON.stringify(reply.json) : reply.content;
     sendJson(
       res,
       200,
-      this.completion(req, content, undefined, 'finishReason' in reply ? reply.finishReason : undefined),
+      this.completion(req, content, undefined, 'finishReason' in reply ? reply.finishReason : undefined, reply.usage),
     );
   }
 
@@ -226,10 +239,12 @@ export class ScriptedModelServer {
     content: string | null,
     toolCalls?: unknown[],
     finishReason?: 'stop' | 'length',
+    usage?: ScriptedUsage,
   ): Record<string, unknown> {
     // Rough token estimate (~4 characters per token) so usage-accounting code sees plausible numbers.
-    const promptTokens = Math.ceil(req.messages.reduce((n, m) => n + m.content.length, 0) / 4);
-    const completionTokens = Math.ceil(((content ?? '').length + JSON.stringify(toolCalls ?? []).length) / 4);
+    const promptTokens = usage?.prompt ?? Math.ceil(req.messages.reduce((n, m) => n + m.content.length, 0) / 4);
+    const completionTokens =
+      usage?.completion ?? Math.ceil(((content ?? '').length + JSON.stringify(toolCalls ?? []).length) / 4);
     return {
       id: `chatcmpl-scripted-${++this.completionCount}`,
       object: 'chat.completion',
@@ -247,6 +262,8 @@ export class ScriptedModelServer {
         prompt_tokens: promptTokens,
         completion_tokens: completionTokens,
         total_tokens: promptTokens + completionTokens,
+        prompt_tokens_details: { cached_tokens: usage?.cached ?? 0 },
+        completion_tokens_details: { reasoning_tokens: usage?.reasoning ?? 0 },
       },
     };
   }

@@ -6,8 +6,11 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../worker/config.js';
 import { createSessionWorker } from '../../worker/create-worker.js';
+import { installTelemetry } from '../../worker/telemetry.js';
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
+// With HARNESS_METRICS_PORT the worker serves Prometheus metrics as `npm run worker` does.
+if (process.env.HARNESS_METRICS_PORT) installTelemetry({ ...loadConfig().telemetry, logLevel: 'ERROR' });
+else Runtime.install({ logger: new DefaultLogger('ERROR') });
 const bundlePath = process.env.HARNESS_TEST_BUNDLE;
 if (!bundlePath) throw new Error('HARNESS_TEST_BUNDLE is required');
 // HARNESS_TEST_HANG_AFTER_CREATE=1: after starting a sub-session (and handing it its message),

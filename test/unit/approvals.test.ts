@@ -56,6 +56,7 @@ function turnWith(seq: number, step: number, calls: ResolvedToolCall[]): Session
         toolCalls: [],
       },
       route: null,
+      usage: null,
     },
     from: null,
     steps: step,

@@ -48,6 +48,7 @@ function turnFor(seq: number): ActiveTurn {
       stages: [],
       agent: null,
       route: null,
+      usage: null,
     },
     from: null,
     steps: 1,

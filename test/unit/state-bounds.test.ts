@@ -2,6 +2,8 @@
  * Hard bounds on carried state and a de-duplication index that holds under a backlog. Worst cases
  * are built on the pure modules: every list full, every string at its limit in 4-byte characters.
  */
+import { emptySum, type UsageTotals } from '../../contract/usage.js';
+import { ROLES } from '../../models/roles.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BUDGET, CARRIED_CAP, enforceBudget } from '../../contract/budget.js';
@@ -14,6 +16,12 @@ import { jsonBytes, utf8Length } from '../../contract/text.js';
 
 const emoji = (chars: number) => '😀'.repeat(chars / 2);
 const fresh = (settings = {}) => initialState({ sessionId: 'bounds', settings });
+
+/** Usage totals with every role and large numbers in every field. */
+function fullUsage(): UsageTotals {
+  const sum = () => ({ ...emptySum(), calls: 1e9, promptTokens: 1e15, completionTokens: 1e15, costUsd: 123456.789012 });
+  return { total: sum(), byRole: Object.fromEntries(ROLES.map((r) => [r, sum()])) };
+}
 
 /** A state with every list at its count limit and every string at its length limit. */
 function buildWorstCase(): SessionState {
@@ -38,6 +46,8 @@ function buildWorstCase(): SessionState {
       stages: [],
       agent: null,
       route: null,
+      // Every role's sums: a usage block is bounded by the five roles.
+      usage: fullUsage(),
     });
     state.outOfScope.push({ ...bound, status: 'pending', routedTo: null, note: null });
     state.children.push(
