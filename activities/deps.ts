@@ -3,6 +3,7 @@ import type { CapabilityCatalog, RecallOptions } from '../capabilities/catalog.j
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import type { MemoryBackend, MemoryRecall } from '../capabilities/memory-store.js';
 import type { RoleModels } from '../models/roles.js';
+import type { PolicyConfig } from './worker-policy.js';
 import type { MessageInput, SessionStart, Recorded } from '../contract/messages.js';
 
 /** Hands messages to Sessions (routing, `session_create_sub`); the worker implements it with a Temporal client. */
@@ -24,4 +25,6 @@ export interface ActivityDeps {
   mcp?: Pick<McpCatalog, 'callTool'>;
   /** How often runTool heartbeats while a tool runs; a third of the heartbeat timeout when that is shorter. */
   heartbeatEveryMs?: number;
+  /** Caps on Session settings and the agent task queues allowed; unset: DEFAULT_WORKER_POLICY. */
+  policy?: PolicyConfig;
 }

@@ -10,6 +10,7 @@ import { Recorded, type HandOverReason, type MessageInput, type ResourceRef, typ
 import type { RelevanceRequest, RelevanceScores } from './relevance.js';
 import { Cap, type Decision } from './state.js';
 import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
+import type { WorkerPolicy } from './worker-policy.js';
 
 export const Candidate = Cap.extend({ score: z.number() });
 export type Candidate = z.infer<typeof Candidate>;
@@ -199,4 +200,12 @@ export const AgentTurnResult = z.union([z.object({ reply: z.string() }), z.objec
 export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
 export interface RetiredActivities {
   agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
+}
+
+// ---- the worker's policy (local activities: their answers are markers, never re-asked on replay) ----
+
+/** What the workflow asks the worker it runs on; the worker answers from its configuration. */
+export interface PolicyActivities {
+  /** The worker's caps on Session settings and whether control must be signed (key ids, never keys). */
+  workerPolicy(): Promise<WorkerPolicy>;
 }

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { Settings } from './messages.js';
+import { SettingClamp } from './worker-policy.js';
 import { Capabilities, DecisionRecord, Goal, SESSION_STAGES, SessionState, TurnOutcome } from './state.js';
 
 /** The longest the `result` update waits, in ms. */
@@ -48,6 +49,8 @@ export const SessionView = z.object({
   /** The last control events: approvals, tool results, notifications, commands and an idle close. */
   recentControlEvents: SessionState.shape.controlEvents,
   settings: Settings,
+  /** Settings the worker's caps changed from what the start asked for (empty: none). */
+  settingsClamped: z.array(SettingClamp),
   /** The agent turn in progress, if any. */
   turn: z.object({ seq: z.number().int(), steps: z.number().int(), interrupted: z.boolean() }).nullable(),
   /**

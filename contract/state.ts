@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { HandOverReason, ResourceRef, Sender, Settings } from './messages.js';
 import { ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
+import { SettingClamp } from './worker-policy.js';
 
 /** Version of the carried state; older versions are migrated on entry (workflows/state.ts restoreState). */
 export const SCHEMA_VERSION = 2;
@@ -293,6 +294,8 @@ export const SessionState = z.object({
   recentControl: z.array(z.string()),
   /** The business agent's transcript: user inputs, replies, tool steps and summaries, oldest first. */
   transcript: z.array(TranscriptItem).default([]),
+  /** Settings the worker's caps changed, newest last (workflows/setting-caps.ts). */
+  settingsClamped: z.array(SettingClamp).default([]),
   /** The agent turn in progress, if any. No new input is bound while it is set. */
   turn: ActiveTurn.nullable().default(null),
   counts: z.object({
@@ -357,6 +360,8 @@ export const CARRIED_LISTS = {
   recentControl: { count: 500, bytes: 48 * KiB, share: 'trim', cap: { rank: 8, keep: 0 } },
   /** Bounded by bytes alone; the agent's context window compacts it further (workflows/context-window.ts). */
   transcript: { count: null, bytes: 192 * KiB, share: 'trim', cap: { rank: 3, keep: 0 } },
+  /** At most one entry per capped setting and run; tiny, so given up last. */
+  settingsClamped: { count: 20, bytes: 4 * KiB, share: 'trim', cap: { rank: 11, keep: 0 } },
 } as const satisfies Record<CarriedListName, CarriedList>;
 
 type Rows = typeof CARRIED_LISTS;

@@ -219,6 +219,7 @@ export async function createSessionWorker(
         catalog,
         memories,
         recall: config.recall,
+        policy: config.policy,
         sessions,
         ...(mcp ? { mcp } : {}),
       }),

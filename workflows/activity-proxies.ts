@@ -19,6 +19,7 @@ import {
   type AgentActivities,
   type AgentStepRequest,
   type AgentTurnRequest,
+  type PolicyActivities,
   type RunToolRequest,
   type CompactRequest,
   type CreateSubRequest,
@@ -32,6 +33,7 @@ import {
 import { RelevanceScores, type RelevanceRequest } from '../contract/relevance.js';
 import type { Settings } from '../contract/messages.js';
 import { STAGE } from '../contract/state.js';
+import { WorkerPolicy } from '../contract/worker-policy.js';
 import { describeIssues } from '../contract/text.js';
 
 /** Model failures that no retry can fix: the input degrades at once. */
@@ -60,6 +62,30 @@ export function checked<S extends z.ZodType>(
 }
 
 export type SessionActivityProxies = ReturnType<typeof makeActivities>;
+
+// The worker answers from its configuration in memory; a few short attempts cover a busy worker.
+const policy = proxyLocalActivities<PolicyActivities>({
+  startToCloseTimeout: '5s',
+  retry: { maximumAttempts: 3, initialInterval: '200ms' },
+  summary: 'Reading the worker policy',
+});
+
+/**
+ * The policy of the worker running this run (a local activity: a marker in history, never asked
+ * again on replay). A worker that cannot answer fails the workflow task, which Temporal retries:
+ * running without the worker's caps would let the start's settings win.
+ */
+export async function askWorkerPolicy(): Promise<WorkerPolicy> {
+  let answer: unknown;
+  try {
+    answer = await policy.workerPolicy();
+  } catch (err) {
+    throw new Error(`the worker policy could not be read: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const parsed = WorkerPolicy.safeParse(answer);
+  if (!parsed.success) throw new Error(`the worker policy is invalid: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
 
 /** Builds the proxies for one Session from its settings. */
 export function makeActivities(settings: Settings) {

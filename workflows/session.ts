@@ -29,7 +29,8 @@ import {
   type SessionInput,
   type SessionResult,
 } from '../contract/api.js';
-import { makeActivities } from './activity-proxies.js';
+import { askWorkerPolicy, makeActivities } from './activity-proxies.js';
+import { applyCaps } from './setting-caps.js';
 import { capCarriedState } from './carried.js';
 import { CONTROL_KINDS, type ControlKind } from '../contract/control-signals.js';
 import { applyControl } from './commands.js';
@@ -52,6 +53,7 @@ import { makeStagePublisher } from './visibility.js';
 /** Workflow type `session`. */
 export async function session(input: SessionInput): Promise<SessionResult> {
   const state = enter(input);
+  const fresh = input.carried === undefined;
   let inputsThisRun = 0;
 
   // Sessions started before the stage attribute went coarse keep upserting it per input on replay.
@@ -60,7 +62,9 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   const boundApprovals = patched('approval-ids');
   const stage = makeStagePublisher(state, coarseStage);
   // Sessions started before the idle timeout existed never arm its timer on replay.
-  const idleMs = patched('idle-timeout') ? idleTimeoutOf(state) : null;
+  const idleOn = patched('idle-timeout');
+  // Runs recorded before worker policies took their settings as the start gave them.
+  const policyOn = patched('worker-policy');
   // Workflow time of the last accepted input or control signal, or of the last finished input.
   let lastActivity = Date.now();
 
@@ -131,6 +135,17 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(parsed.error), FAILURE.InvalidRequest);
     },
   });
+
+  // Server-side limits win: the worker's caps bound the settings before anything is scheduled with them.
+  if (policyOn) {
+    const capped = applyCaps(state, await askWorkerPolicy(), {
+      ownQueue: workflowInfo().taskQueue,
+      fresh,
+      now: Date.now(),
+    });
+    if (capped.kind === 'refused') throw ApplicationFailure.nonRetryable(capped.reason, FAILURE.SettingNotAllowed);
+  }
+  const idleMs = idleOn ? idleTimeoutOf(state) : null;
 
   const shouldContinueAsNew = () =>
     workflowInfo().continueAsNewSuggested || inputsThisRun >= state.settings.continueAsNewAfter;

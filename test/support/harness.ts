@@ -72,6 +72,8 @@ export async function startWorker(options: {
   memories?: ActivityDeps['memories'];
   /** Workflow code other than the suite's bundle (for example a faulty deploy). */
   workflowBundle?: { code: string };
+  /** The worker's caps on Session settings and allowed agent task queues (default: DEFAULT_WORKER_POLICY). */
+  policy?: ActivityDeps['policy'];
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -90,6 +92,7 @@ export async function startWorker(options: {
       sessions: temporalSessionDirectory(client),
       ...(options.mcp ? { mcp: options.mcp } : {}),
       ...(options.memories ? { memories: options.memories } : {}),
+      ...(options.policy ? { policy: options.policy } : {}),
     }),
   });
   const running = worker.run();
