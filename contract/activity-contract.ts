@@ -11,6 +11,7 @@ import type { RelevanceRequest, RelevanceScores } from './relevance.js';
 import { Cap, type Decision } from './state.js';
 import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
 import type { WorkerPolicy } from './worker-policy.js';
+import type { ControlSignature, SignedKind } from './control-signature.js';
 
 export const Candidate = Cap.extend({ score: z.number() });
 export type Candidate = z.infer<typeof Candidate>;
@@ -208,4 +209,16 @@ export interface RetiredActivities {
 export interface PolicyActivities {
   /** The worker's caps on Session settings and whether control must be signed (key ids, never keys). */
   workerPolicy(): Promise<WorkerPolicy>;
+  /** Checks a signature's MAC with the worker's control keys (expiry and key id are checked by the workflow). */
+  verifyControl(request: VerifyControlRequest): Promise<VerifyControlResult>;
 }
+
+export interface VerifyControlRequest {
+  kind: SignedKind;
+  sessionId: string;
+  /** The payload as signed: parsed by its schema, without `signature`. */
+  payload: Record<string, unknown>;
+  signature: ControlSignature;
+}
+export const VerifyControlResult = z.object({ valid: z.boolean(), reason: z.string().nullable() });
+export type VerifyControlResult = z.infer<typeof VerifyControlResult>;

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { HandOverReason, ResourceRef, Sender, Settings } from './messages.js';
 import { ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
 import { SettingClamp } from './worker-policy.js';
+import { ControlSignature } from './control-signature.js';
 
 /** Version of the carried state; older versions are migrated on entry (workflows/state.ts restoreState). */
 export const SCHEMA_VERSION = 2;
@@ -168,6 +169,11 @@ export const PendingInput = z.object({
   via: z.enum(['signal', 'update']),
   /** Set when another Session handed this input over (added after schemaVersion 1 shipped). */
   routed: z.object({ fromSessionId: z.string(), reason: HandOverReason }).nullable().default(null),
+  /**
+   * The signature vouching for `from`, until the input is bound and checked (signed control). Absent
+   * rather than null when unsigned, so an unsigned input weighs on the queue's share as before.
+   */
+  signature: ControlSignature.optional(),
 });
 export type PendingInput = z.infer<typeof PendingInput>;
 

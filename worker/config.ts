@@ -8,6 +8,7 @@ import { ConnectionConfigError, resolveConnection, type TemporalConnectionSettin
 import { EncryptionError, parseEncryptionKeys, type EncryptionKey } from '../client/encryption.js';
 import type { HelperRole } from '../models/openai-models.js';
 import type { PolicyConfig } from '../activities/worker-policy.js';
+import { ControlKeyError, parseControlKeys, type ControlKey } from '../contract/control-signature.js';
 import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../contract/api.js';
 
@@ -81,6 +82,7 @@ export const EnvSchema = z.object({
   HARNESS_MAX_WORKFLOW_TASKS: optionalInt(2),
   // Caps on Session settings (contract/worker-policy.ts DEFAULT_SETTING_CAPS when unset).
   HARNESS_ALLOWED_AGENT_TASK_QUEUES: optionalString,
+  HARNESS_CONTROL_KEYS: optionalString,
   HARNESS_MAX_AGENT_STEPS: optionalInt(1, 200),
   HARNESS_MAX_REPEATED_FAILURES: optionalInt(1, 20),
   HARNESS_MAX_MODEL_ATTEMPTS: optionalInt(1, 10),
@@ -205,11 +207,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
   }
   let temporal: TemporalConnectionSettings;
   let encryptionKeys: EncryptionKey[];
+  let controlKeys: ControlKey[];
   try {
     temporal = resolveConnection({}, env);
     encryptionKeys = e.HARNESS_ENCRYPTION_KEYS ? parseEncryptionKeys(e.HARNESS_ENCRYPTION_KEYS) : [];
+    controlKeys = e.HARNESS_CONTROL_KEYS ? parseControlKeys(e.HARNESS_CONTROL_KEYS) : [];
   } catch (err) {
-    if (err instanceof ConnectionConfigError || err instanceof EncryptionError) {
+    if (err instanceof ConnectionConfigError || err instanceof EncryptionError || err instanceof ControlKeyError) {
       throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
     }
     throw err;
@@ -262,6 +266,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
         .split(',')
         .map((q) => q.trim())
         .filter((q) => q.length > 0),
+      controlKeys,
     },
     dataDir: resolve(e.HARNESS_DATA_DIR),
     dev: {

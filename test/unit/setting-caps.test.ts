@@ -67,6 +67,7 @@ describe('worker caps from the environment', () => {
     expect(config.policy).toEqual({
       caps: { maxAgentSteps: 8, toolTimeoutMs: 30_000 },
       allowedAgentTaskQueues: ['agents', 'gpu-agents'],
+      controlKeys: [],
     });
   });
 
