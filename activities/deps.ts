@@ -13,6 +13,7 @@ import type {
 } from '../contract/messages.js';
 import type { PriceTable } from '../models/prices.js';
 import type { Budget } from '../contract/usage.js';
+import type { PolicyConfig } from './worker-policy.js';
 
 /** Hands messages to Sessions (routing, `session_create_sub`) and replies back to parents; the worker implements it with a Temporal client. */
 export interface SessionDirectory {
@@ -43,4 +44,6 @@ export interface ActivityDeps {
   toolPolicy?: ToolPolicy;
   /** How often runTool heartbeats while a tool runs; a third of the heartbeat timeout when that is shorter. */
   heartbeatEveryMs?: number;
+  /** Caps on Session settings and the agent task queues allowed; unset: DEFAULT_WORKER_POLICY. */
+  policy?: PolicyConfig;
 }

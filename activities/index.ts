@@ -9,12 +9,13 @@ import { z } from 'zod';
 import { ResourceRef } from '../contract/messages.js';
 import { describeIssues } from '../contract/text.js';
 import { DEFAULT_RECALL } from '../capabilities/catalog.js';
-import type { AgentActivities, SessionActivities } from '../contract/activity-contract.js';
+import type { AgentActivities, PolicyActivities, SessionActivities } from '../contract/activity-contract.js';
 import { createAgentStep } from './agent-step.js';
 import type { ActivityDeps, SessionDirectory } from './deps.js';
 import { helperCall } from './model-call.js';
 import { BudgetCheck } from '../contract/usage.js';
 import { createRunTool } from './run-tool.js';
+import { createPolicyActivities } from './worker-policy.js';
 
 export type { ActivityDeps, SessionDirectory } from './deps.js';
 
@@ -38,7 +39,7 @@ const RelevanceRequestSchema = z
   .strict();
 
 /** Every activity the Session workflow schedules, the inner loop's included; the worker registers them all. */
-export function createActivities(deps: ActivityDeps): SessionActivities & AgentActivities {
+export function createActivities(deps: ActivityDeps): SessionActivities & AgentActivities & PolicyActivities {
   const { catalog, memories } = deps;
   const directory = (): SessionDirectory => {
     if (!deps.sessions) {
@@ -52,6 +53,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
   return {
     agentStep: createAgentStep(deps),
     runTool: createRunTool(deps),
+    ...createPolicyActivities(deps.policy),
 
     async relevance(request) {
       const parsed = RelevanceRequestSchema.safeParse(request);

@@ -126,6 +126,24 @@ function markdown(): string {
       're-sending after a timeout is safe. An invalid payload never fails the workflow; it is recorded as a ' +
       'rejection (see `snapshot.recentRejections`).',
   );
+  p(
+    '### Signed control',
+    'A worker with control keys (`HARNESS_CONTROL_KEYS`) accepts `approval`, `toolResult` and `command` only ' +
+      'with a valid `signature`, and trusts a `message`\'s user identity (`from: {kind: "user", id}`) only when ' +
+      'the message is signed; otherwise the identity is dropped and the input processed as anonymous. A refused ' +
+      'item is a rejection (`snapshot.recentRejections`, cause `unauthenticated`) and a control event ' +
+      '`refused: …`. `notification` is never signed. The signature is ' +
+      '`{"keyId": string, "expiresAt": epoch ms, "mac": base64url}`, where `mac` is HMAC-SHA256 under the ' +
+      'key `keyId` of the UTF-8 bytes of',
+    '```\nsession-harness/control/v1\\n<kind>\\n<sessionId>\\n<expiresAt>\\n<canonical JSON of the payload>\n```',
+    '`kind` is `approval`, `toolResult`, `command` or `message`; `expiresAt` is decimal; the payload is the ' +
+      "signal's payload as its schema parses it, without `signature` (for `message`: " +
+      '`{messageId, text, resources, from}`, `resources` `[]` when absent, `from` `null` when absent). ' +
+      'Canonical JSON sorts object keys by code unit, has no whitespace and omits `undefined` members. ' +
+      '`contract/control-signature.ts` implements it; `SessionClient` and `harness` sign with ' +
+      '`HARNESS_CONTROL_KEY` (or the first of `HARNESS_CONTROL_KEYS`). Without keys on the worker a signature ' +
+      'is ignored.',
+  );
   for (const spec of SPECS) {
     if (spec.kind !== 'signal') continue;
     p(`### \`${spec.name}\``, api.DESCRIPTIONS[spec.name]);

@@ -106,6 +106,12 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
       `${view.counts.duplicates} duplicate, ${view.counts.rejected} rejected · decisions: ${byDecision || '—'}`,
   );
 
+  if (view.settingsClamped.length > 0) {
+    const shown = (v: number | string | null) => (v === null ? 'unset' : String(v));
+    const clamped = view.settingsClamped.map((c) => `${c.field} ${shown(c.asked)} → ${shown(c.used)}`).join(', ');
+    out.push(`settings capped by the worker: ${clamped}`);
+  }
+
   const goals = table(['goal', 'text', 'set at seq'], [9, 90, 12]);
   goals.push(['session', view.goals.session?.text ?? '—', view.goals.session?.setAtSeq ?? '—']);
   goals.push(['phase', view.goals.phase?.text ?? '—', view.goals.phase?.setAtSeq ?? '—']);

@@ -26,6 +26,15 @@ import {
 } from '../contract/api.js';
 import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../contract/control-signals.js';
 import { workflowIdFor } from '../contract/ids.js';
+import {
+  ControlKeyError,
+  DEFAULT_SIGNATURE_TTL_MS,
+  messageSigningPayload,
+  parseControlKeys,
+  signControl,
+  unsigned,
+  type ControlKey,
+} from '../contract/control-signature.js';
 import { MessageInput, SessionId, type ApprovalInput, type ToolResultInput } from '../contract/messages.js';
 import type { SessionWorkflow } from '../contract/api.js';
 import type { BoundInput, OutOfScopeRequest, Capabilities, DecisionRecord, Goal } from '../contract/state.js';
@@ -67,6 +76,14 @@ import {
 } from './types.js';
 import { watchSession } from './watch.js';
 
+/** The key that signs: HARNESS_CONTROL_KEY, else the first of HARNESS_CONTROL_KEYS (the worker's set), else none. */
+export function controlKeyFromEnv(env: NodeJS.ProcessEnv): ControlKey | undefined {
+  const single = env.HARNESS_CONTROL_KEY?.trim();
+  if (single) return parseControlKeys(single, 'HARNESS_CONTROL_KEY')[0];
+  const set = env.HARNESS_CONTROL_KEYS?.trim();
+  return set ? parseControlKeys(set, 'HARNESS_CONTROL_KEYS')[0] : undefined;
+}
+
 /** A closed Session is never restarted under the same id; a failed or terminated one may be. */
 const REUSE_POLICY: WorkflowIdReusePolicy = 'ALLOW_DUPLICATE_FAILED_ONLY';
 
@@ -76,6 +93,8 @@ export class SessionClient {
   private readonly queryTimeoutMs: number;
   private readonly ownsConnection: boolean;
   private readonly encrypted: boolean;
+  private readonly controlKey: ControlKey | undefined;
+  private readonly signatureTtlMs: number;
 
   /**
    * Wraps an existing Client (its connection stays the caller's). Use `SessionClient.connect` to
@@ -90,9 +109,14 @@ export class SessionClient {
       ownsConnection?: boolean;
       /** Payloads are encrypted: Sessions this client starts keep the goal out of search attributes. */
       encrypted?: boolean;
+      /** Signs control and messages for workers that require it (ConnectOptions.controlKey). */
+      controlKey?: ControlKey;
+      signatureTtlMs?: number;
     } = {},
   ) {
     this.encrypted = options.encrypted ?? false;
+    this.controlKey = options.controlKey;
+    this.signatureTtlMs = options.signatureTtlMs ?? DEFAULT_SIGNATURE_TTL_MS;
     this.taskQueue = options.taskQueue ?? CONNECTION_DEFAULTS.taskQueue;
     this.address = options.address ?? 'the Temporal server';
     this.queryTimeoutMs = options.queryTimeoutMs ?? CONNECTION_DEFAULTS.queryTimeoutMs;
@@ -123,6 +147,7 @@ export class SessionClient {
     const env = options.env ?? process.env;
     let settings: TemporalConnectionSettings;
     let codec: PayloadCodec | undefined;
+    let controlKey: ControlKey | undefined;
     try {
       settings = resolveConnection(
         {
@@ -136,7 +161,12 @@ export class SessionClient {
         env,
       );
       codec = options.codec === false ? undefined : (options.codec ?? codecFromEnv(env));
+      controlKey = options.controlKey === false ? undefined : (options.controlKey ?? controlKeyFromEnv(env));
     } catch (err) {
+      if (err instanceof ControlKeyError) {
+        const field = err.message.split(':')[0] ?? 'HARNESS_CONTROL_KEY';
+        throw new InvalidInputError(err.message, [{ field, message: err.message }]);
+      }
       if (err instanceof ConnectionConfigError || err instanceof EncryptionError) {
         const field = err instanceof ConnectionConfigError ? err.field : 'HARNESS_ENCRYPTION_KEYS';
         throw new InvalidInputError(err.message, [{ field, message: err.message }]);
@@ -159,6 +189,8 @@ export class SessionClient {
       address: settings.address,
       ownsConnection: true,
       encrypted: codec !== undefined,
+      ...(controlKey ? { controlKey } : {}),
+      ...(options.signatureTtlMs ? { signatureTtlMs: options.signatureTtlMs } : {}),
       ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
       ...(options.queryTimeoutMs ? { queryTimeoutMs: options.queryTimeoutMs } : {}),
     });
@@ -196,7 +228,7 @@ export class SessionClient {
    * once the server has recorded the signal; it does not wait for a worker.
    */
   async send(sessionId: string, draft: MessageDraft, start: StartOptions = {}): Promise<SentMessage> {
-    const message = parse(MessageInput, withMessageId(draft), 'message');
+    const message = this.signedMessage(sessionId, parse(MessageInput, withMessageId(draft), 'message'));
     const startArg = this.startArg(sessionId, start);
     const workflowId = workflowIdFor(sessionId);
     await this.call({ sessionId }, () =>
@@ -218,7 +250,7 @@ export class SessionClient {
    * (`duplicate` when this messageId was seen before). With `wait`, also waits for its decision.
    */
   async submit(sessionId: string, draft: MessageDraft, options: SubmitOptions = {}): Promise<SubmitResult> {
-    const message = parse(MessageInput, withMessageId(draft), 'message');
+    const message = this.signedMessage(sessionId, parse(MessageInput, withMessageId(draft), 'message'));
     const start = options.start ?? {};
     const startArg = this.startArg(sessionId, start);
     const workflowId = workflowIdFor(sessionId);
@@ -333,12 +365,30 @@ export class SessionClient {
     return this.control(sessionId, 'command', { commandId: `c-${randomUUID()}`, ...input });
   }
 
-  /** Validates a control payload with its schema, signals it, and returns its delivery id. */
+  /**
+   * Validates a control payload with its schema, signs it when this client has a control key
+   * (notifications are never signed), signals it, and returns its delivery id.
+   */
   private async control(sessionId: string, kind: ControlKind, input: unknown): Promise<string> {
-    const payload = parse(CONTROL_SIGNALS[kind].schema, input, kind) as Record<string, unknown>;
+    let payload = parse(CONTROL_SIGNALS[kind].schema, input, kind) as Record<string, unknown>;
+    if (this.controlKey && kind !== 'notification') {
+      const body = unsigned(payload);
+      payload = { ...body, signature: signControl(this.controlKey, kind, sessionId, body, this.expiry()) };
+    }
     const handle = this.handle(sessionId);
     await this.call({ sessionId }, () => handle.signal(CONTROL_SIGNAL_DEFINITIONS[kind], payload));
     return controlIdOf(kind, payload);
+  }
+
+  /** The message with a signature vouching for its `from`, when this client has a control key. */
+  private signedMessage(sessionId: string, message: MessageInput): MessageInput {
+    if (!this.controlKey) return message;
+    const signature = signControl(this.controlKey, 'message', sessionId, messageSigningPayload(message), this.expiry());
+    return { ...message, signature };
+  }
+
+  private expiry(): number {
+    return Date.now() + this.signatureTtlMs;
   }
 
   // ---- queries ----------------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+import type { ControlKey } from '../contract/control-signature.js';
 /**
  * What the Session client takes and returns: connection, start and wait options, results, watch
  * events, list rows; plus the enums and defaults a caller needs, each derived from the workflow's
@@ -51,6 +52,14 @@ export interface ConnectOptions {
    * them the spans are not recorded and no context is sent. Default false.
    */
   tracing?: boolean;
+  /**
+   * Key that signs approvals, tool results, commands and messages (contract/control-signature.ts),
+   * for workers with HARNESS_CONTROL_KEYS. Default: `HARNESS_CONTROL_KEY`, else the first of
+   * `HARNESS_CONTROL_KEYS` (`keyId:base64secret`); `false` sends everything unsigned.
+   */
+  controlKey?: ControlKey | false;
+  /** How long a signature this client makes stays valid. Default 15 minutes. */
+  signatureTtlMs?: number;
 }
 
 export interface TlsFiles {

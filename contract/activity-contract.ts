@@ -31,6 +31,8 @@ export type Budgeted<T> = T & { budget?: BudgetCheck };
  * recorded before accounting existed carry none, and a provider that reports nothing sends none.
  */
 export type Metered<T> = T & { usage?: ModelUsage };
+import type { WorkerPolicy } from './worker-policy.js';
+import type { ControlSignature, SignedKind } from './control-signature.js';
 
 export const Candidate = Cap.extend({ score: z.number() });
 export type Candidate = z.infer<typeof Candidate>;
@@ -293,3 +295,23 @@ export type AgentTurnResult = z.infer<typeof AgentTurnResult>;
 export interface RetiredActivities {
   agentTurn(request: AgentTurnRequest): Promise<AgentTurnResult>;
 }
+
+// ---- the worker's policy (local activities: their answers are markers, never re-asked on replay) ----
+
+/** What the workflow asks the worker it runs on; the worker answers from its configuration. */
+export interface PolicyActivities {
+  /** The worker's caps on Session settings and whether control must be signed (key ids, never keys). */
+  workerPolicy(): Promise<WorkerPolicy>;
+  /** Checks a signature's MAC with the worker's control keys (expiry and key id are checked by the workflow). */
+  verifyControl(request: VerifyControlRequest): Promise<VerifyControlResult>;
+}
+
+export interface VerifyControlRequest {
+  kind: SignedKind;
+  sessionId: string;
+  /** The payload as signed: parsed by its schema, without `signature`. */
+  payload: Record<string, unknown>;
+  signature: ControlSignature;
+}
+export const VerifyControlResult = z.object({ valid: z.boolean(), reason: z.string().nullable() });
+export type VerifyControlResult = z.infer<typeof VerifyControlResult>;

@@ -12,6 +12,8 @@ export const FAILURE = {
   InvalidRequest: 'InvalidRequest',
   /** The workflow's start argument is invalid or does not match its workflow id. */
   InvalidStartArgument: 'InvalidStartArgument',
+  /** The start asked for a setting the worker does not allow (an agentTaskQueue off its allow-list). */
+  SettingNotAllowed: 'SettingNotAllowed',
   /** An activity answered something its contract does not allow. */
   InvalidActivityResult: 'InvalidActivityResult',
   /** Recall answered something its contract does not allow. */

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { Budget } from './usage.js';
+import { ControlSignature } from './control-signature.js';
 
 /** Longest accepted message text, in characters. Large material belongs in resources, not in text. */
 export const MAX_TEXT_CHARS = 16_000;
@@ -74,6 +75,8 @@ export const MessageInput = z
      * verbatim). Shown to the receiving Session's agent as a labelled note, never judged as the task.
      */
     note: z.string().max(MAX_TEXT_CHARS, `note must be at most ${MAX_TEXT_CHARS} characters`).nullish(),
+    /** Vouches for `from` when the worker requires signed control (contract/control-signature.ts). */
+    signature: ControlSignature.optional(),
   })
   .strict();
 export type MessageInput = z.infer<typeof MessageInput>;
@@ -128,12 +131,19 @@ export const ApprovalInput = z
       .regex(/^[0-9a-f]{64}$/, 'argumentsHash must be 64 lowercase hex digits (SHA-256 of the arguments)')
       .optional(),
     approver: id('approver').optional(),
+    /** Required when the worker has control keys (contract/control-signature.ts). */
+    signature: ControlSignature.optional(),
   })
   .strict();
 export type ApprovalInput = z.infer<typeof ApprovalInput>;
 
 export const ToolResultInput = z
-  .object({ callId: id('callId'), output: z.unknown(), isError: z.boolean().optional() })
+  .object({
+    callId: id('callId'),
+    output: z.unknown(),
+    isError: z.boolean().optional(),
+    signature: ControlSignature.optional(),
+  })
   .strict()
   .refine((v) => v.output !== undefined, { message: 'output is required', path: ['output'] });
 export type ToolResultInput = z.infer<typeof ToolResultInput>;
@@ -170,20 +180,19 @@ export const BudgetPatch = z
   );
 export type BudgetPatch = z.infer<typeof BudgetPatch>;
 
+const commandBase = { commandId: id('commandId'), signature: ControlSignature.optional() };
+const noArgs = z.object({}).strict().optional();
+
 /** Deterministic commands. They bypass the relevance path and never become task inputs. */
 export const CommandInput = z.discriminatedUnion(
   'name',
   [
-    z.object({ commandId: id('commandId'), name: z.literal('set-goals'), args: GoalsPatch }).strict(),
-    z.object({ commandId: id('commandId'), name: z.literal('pause'), args: z.object({}).strict().optional() }).strict(),
-    z
-      .object({ commandId: id('commandId'), name: z.literal('resume'), args: z.object({}).strict().optional() })
-      .strict(),
-    z.object({ commandId: id('commandId'), name: z.literal('close'), args: z.object({}).strict().optional() }).strict(),
-    z
-      .object({ commandId: id('commandId'), name: z.literal('interrupt'), args: z.object({}).strict().optional() })
-      .strict(),
-    z.object({ commandId: id('commandId'), name: z.literal('set-budget'), args: BudgetPatch }).strict(),
+    z.object({ ...commandBase, name: z.literal('set-goals'), args: GoalsPatch }).strict(),
+    z.object({ ...commandBase, name: z.literal('pause'), args: noArgs }).strict(),
+    z.object({ ...commandBase, name: z.literal('resume'), args: noArgs }).strict(),
+    z.object({ ...commandBase, name: z.literal('close'), args: noArgs }).strict(),
+    z.object({ ...commandBase, name: z.literal('interrupt'), args: noArgs }).strict(),
+    z.object({ ...commandBase, name: z.literal('set-budget'), args: BudgetPatch }).strict(),
   ],
   { error: 'name must be one of set-goals, pause, resume, close, interrupt, set-budget' },
 );

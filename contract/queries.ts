@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { Settings } from './messages.js';
+import { SettingClamp } from './worker-policy.js';
 import { Capabilities, DecisionRecord, Goal, SESSION_STAGES, SessionState, TurnOutcome } from './state.js';
 import { UsageTotals } from './usage.js';
 
@@ -53,6 +54,8 @@ export const SessionView = z.object({
   settings: Settings,
   /** Tokens, latency and cost of the Session's model calls, per role and in all (absent from workers before accounting). */
   usage: UsageTotals.optional(),
+  /** Settings the worker's caps changed from what the start asked for (empty: none). */
+  settingsClamped: z.array(SettingClamp),
   /** The agent turn in progress, if any. */
   turn: z.object({ seq: z.number().int(), steps: z.number().int(), interrupted: z.boolean() }).nullable(),
   /**

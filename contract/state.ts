@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { HandOverReason, ResourceRef, Sender, Settings } from './messages.js';
 import { PolicyDecision, ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
 import { UsageTotals, emptyTotals } from './usage.js';
+import { SettingClamp } from './worker-policy.js';
+import { ControlSignature } from './control-signature.js';
 
 /** Version of the carried state; older versions are migrated on entry (workflows/state.ts restoreState). */
 export const SCHEMA_VERSION = 2;
@@ -197,6 +199,11 @@ export const PendingInput = z.object({
     .default(null),
   /** The delegating agent's note beside a handed-over message; null otherwise. */
   note: z.string().nullable().default(null),
+  /**
+   * The signature vouching for `from`, until the input is bound and checked (signed control). Absent
+   * rather than null when unsigned, so an unsigned input weighs on the queue's share as before.
+   */
+  signature: ControlSignature.optional(),
 });
 export type PendingInput = z.infer<typeof PendingInput>;
 
@@ -367,6 +374,8 @@ export const SessionState = z.object({
   transcript: z.array(TranscriptItem).default([]),
   /** What tool calls produced or named, oldest first, one entry per uri (added without a schema bump: it defaults). */
   artifacts: z.array(Artifact).default([]),
+  /** Settings the worker's caps changed, newest last (workflows/setting-caps.ts). */
+  settingsClamped: z.array(SettingClamp).default([]),
   /** The agent turn in progress, if any. No new input is bound while it is set. */
   turn: ActiveTurn.nullable().default(null),
   counts: z.object({
@@ -438,6 +447,8 @@ export const CARRIED_LISTS = {
    * but before the de-duplication window (a rank between theirs), and the newest few always stay.
    */
   artifacts: { count: 100, bytes: 48 * KiB, share: 'trim', cap: { rank: 9.5, keep: 10 } },
+  /** At most one entry per capped setting and run; tiny, so given up last. */
+  settingsClamped: { count: 20, bytes: 4 * KiB, share: 'trim', cap: { rank: 11, keep: 0 } },
 } as const satisfies Record<CarriedListName, CarriedList>;
 
 type Rows = typeof CARRIED_LISTS;

@@ -26,7 +26,8 @@ const agentQueue = uniqueId('agents');
 beforeAll(async () => {
   server = await ScriptedModelServer.start();
   script = scriptRoles(server);
-  sessions = await startWorker({ models: scriptedModels(server) });
+  // The Session's worker allows the agent queue; without it the start is refused (setting-caps.test.ts).
+  sessions = await startWorker({ models: scriptedModels(server), policy: { allowedAgentTaskQueues: [agentQueue] } });
 });
 
 afterAll(async () => {

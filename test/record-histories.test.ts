@@ -51,6 +51,8 @@ import { ScriptedModelServer, faults, type RecordedRequest, type Reply } from '.
 import { fixtureMcpEntry } from './support/mcp-fixture.js';
 import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
 
+import { SessionClient } from '../client/session-client.js';
+
 const HISTORIES = 'test/histories';
 
 const enabled = process.env.RECORD_HISTORIES === '1';
@@ -58,6 +60,7 @@ let dir: string;
 let server: ScriptedModelServer;
 let script: RoleScript;
 let mcp: McpCatalog;
+let catalog: IndexedCatalog;
 let w: TestWorker;
 
 /** The agent's answers per input text, one per model step (the last repeats); by default it replies. */
@@ -152,7 +155,7 @@ describe.runIf(enabled)('record replay histories', () => {
     );
     expect(problems).toEqual([]);
     const base = loadCatalogDir('catalog').entries;
-    const catalog = new IndexedCatalog(base);
+    catalog = new IndexedCatalog(base);
     mcp = new McpCatalog(servers, {
       onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries),
     });
@@ -584,5 +587,57 @@ describe.runIf(enabled)('record replay histories', () => {
     expect(second.outcome).toBe('replied');
     await idle(handle);
     await record('budget-exceeded', handle);
+  });
+
+  it('worker-policy: caps clamp the start; signed control drops a spoofed identity, refuses an unsigned approval, applies signed ones across continue-as-new', async () => {
+    const name = 'worker-policy';
+    forget(name);
+    const key = { id: 'record-key', secret: new Uint8Array(32).fill(7) };
+    const pw = await startWorker({
+      models: scriptedModels(server),
+      catalog,
+      mcp,
+      policy: { caps: { maxAgentSteps: 4 }, controlKeys: [key] },
+    });
+    try {
+      const signer = new SessionClient(pw.client, { taskQueue: pw.taskQueue, controlKey: key });
+      const goal = 'Exercise the fixture tools: add numbers under a signed policy';
+      script.selection.set(goal, { skills: [], toolsets: ['mcp-fixture'] });
+      const handle = await startSession(pw, { settings: { maxAgentSteps: 50, continueAsNewAfter: 2 } });
+      const sessionId = handle.workflowId.slice('session:'.length);
+      await send(handle, goal, { from: { kind: 'user', id: 'spoofed-user' } }); // unsigned: identity dropped
+      await decided(handle, 1);
+
+      const text = 'add 3 and 4 under the policy';
+      script.relevance.set(text, [0.9, 0.9]);
+      agentSteps.set(text, [
+        { toolCalls: [{ id: uniqueId('call_add'), name: 'add', arguments: { a: 3, b: 4 } }] },
+        { content: 'The sum is 7.' },
+      ]);
+      await signer.send(sessionId, { text, from: { kind: 'user', id: 'alice' } });
+      const pending = await pendingApproval(handle);
+      await handle.signal(approvalSignal, { approvalId: pending.approvalId, approved: true }); // unsigned: refused
+      await waitFor(
+        () => handle.query(snapshotQuery),
+        (s) => s.counts.rejectedBy['unauthenticated'] === 2,
+      );
+      await signer.approve(sessionId, pending.approvalId, { argumentsHash: pending.argumentsHash, approver: 'alice' });
+      expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).toMatchObject({ outcome: 'replied' });
+      await waitFor(
+        () => handle.query(snapshotQuery),
+        (s) => s.run >= 2 && s.stage === 'Idle',
+        60_000,
+      );
+      await signer.command(sessionId, { name: 'pause' });
+      await waitFor(
+        () => handle.query(snapshotQuery),
+        (s) => s.status === 'paused',
+      );
+      await signer.command(sessionId, { name: 'close' });
+      await handle.result();
+      expect(await record(name, handle)).toHaveLength(2);
+    } finally {
+      await pw.stop();
+    }
   });
 });

@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { ConnectionConfigError, resolveConnection, type TemporalConnectionSettings } from '../client/connection.js';
 import { EncryptionError, parseEncryptionKeys, type EncryptionKey } from '../client/encryption.js';
 import type { HelperRole } from '../models/openai-models.js';
+import type { PolicyConfig } from '../activities/worker-policy.js';
+import { ControlKeyError, parseControlKeys, type ControlKey } from '../contract/control-signature.js';
 import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../contract/api.js';
 import type { Budget } from '../contract/usage.js';
@@ -82,6 +84,17 @@ export const EnvSchema = z.object({
   HARNESS_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   HARNESS_MAX_ACTIVITIES: optionalInt(1),
   HARNESS_MAX_WORKFLOW_TASKS: optionalInt(2),
+  // Caps on Session settings (contract/worker-policy.ts DEFAULT_SETTING_CAPS when unset).
+  HARNESS_ALLOWED_AGENT_TASK_QUEUES: optionalString,
+  HARNESS_CONTROL_KEYS: optionalString,
+  HARNESS_MAX_AGENT_STEPS: optionalInt(1, 200),
+  HARNESS_MAX_REPEATED_FAILURES: optionalInt(1, 20),
+  HARNESS_MAX_MODEL_ATTEMPTS: optionalInt(1, 10),
+  HARNESS_MAX_MODEL_TIMEOUT_MS: optionalInt(100, 600_000),
+  HARNESS_MAX_AGENT_TIMEOUT_MS: optionalInt(100, 3_600_000),
+  HARNESS_MAX_TOOL_TIMEOUT_MS: optionalInt(100, 3_600_000),
+  HARNESS_MAX_AGENT_CONTEXT_BYTES: optionalInt(4_096, 4_000_000),
+  HARNESS_MAX_IDLE_TIMEOUT_MS: optionalInt(1_000, 365 * 24 * 3_600_000),
   HARNESS_DEPLOYMENT_NAME: optionalString,
   HARNESS_BUILD_ID: optionalString,
   // Accounting: a price table (JSON text, or the path of a JSON file) and the worker's maximum budgets.
@@ -119,6 +132,8 @@ export interface HarnessConfig {
     /** Worker Deployment Versioning: both set turns it on (docs/deploying.md, "Upgrades"). */
     deployment: { name: string; buildId: string } | undefined;
   };
+  /** Caps on Session settings and the agent task queues Sessions may name (activities/worker-policy.ts). */
+  policy: PolicyConfig;
   dataDir: string;
   dev: { port: number; uiPort: number; httpPort: number; cliPath: string | undefined };
   catalogDir: string;
@@ -204,6 +219,11 @@ export function shownValue(name: string, value: string | undefined): string {
   return JSON.stringify(redactCredentials(value));
 }
 
+/** The entries whose value is set: an unset cap keeps its default instead of overriding it with undefined. */
+function definedOnly<T extends Record<string, number | undefined>>(values: T): { [K in keyof T]?: number } {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as { [K in keyof T]?: number };
+}
+
 /** Parses the environment. Throws ConfigError naming each bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig {
   const parsed = EnvSchema.safeParse(env);
@@ -219,11 +239,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
   }
   let temporal: TemporalConnectionSettings;
   let encryptionKeys: EncryptionKey[];
+  let controlKeys: ControlKey[];
   try {
     temporal = resolveConnection({}, env);
     encryptionKeys = e.HARNESS_ENCRYPTION_KEYS ? parseEncryptionKeys(e.HARNESS_ENCRYPTION_KEYS) : [];
+    controlKeys = e.HARNESS_CONTROL_KEYS ? parseControlKeys(e.HARNESS_CONTROL_KEYS) : [];
   } catch (err) {
-    if (err instanceof ConnectionConfigError || err instanceof EncryptionError) {
+    if (err instanceof ConnectionConfigError || err instanceof EncryptionError || err instanceof ControlKeyError) {
       throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
     }
     throw err;
@@ -274,6 +296,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
         e.HARNESS_DEPLOYMENT_NAME && e.HARNESS_BUILD_ID
           ? { name: e.HARNESS_DEPLOYMENT_NAME, buildId: e.HARNESS_BUILD_ID }
           : undefined,
+    },
+    policy: {
+      caps: definedOnly({
+        maxAgentSteps: e.HARNESS_MAX_AGENT_STEPS,
+        maxRepeatedFailures: e.HARNESS_MAX_REPEATED_FAILURES,
+        modelAttempts: e.HARNESS_MAX_MODEL_ATTEMPTS,
+        modelTimeoutMs: e.HARNESS_MAX_MODEL_TIMEOUT_MS,
+        agentTimeoutMs: e.HARNESS_MAX_AGENT_TIMEOUT_MS,
+        toolTimeoutMs: e.HARNESS_MAX_TOOL_TIMEOUT_MS,
+        agentContextBytes: e.HARNESS_MAX_AGENT_CONTEXT_BYTES,
+        idleTimeoutMs: e.HARNESS_MAX_IDLE_TIMEOUT_MS,
+      }),
+      allowedAgentTaskQueues: (e.HARNESS_ALLOWED_AGENT_TASK_QUEUES ?? '')
+        .split(',')
+        .map((q) => q.trim())
+        .filter((q) => q.length > 0),
+      controlKeys,
     },
     dataDir: resolve(e.HARNESS_DATA_DIR),
     dev: {

@@ -252,6 +252,7 @@ export async function createSessionWorker(
         catalog,
         memories,
         recall: config.recall,
+        policy: config.policy,
         sessions,
         ...(mcp ? { mcp } : {}),
         ...(toolPolicy ? { toolPolicy } : {}),

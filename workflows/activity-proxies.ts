@@ -20,6 +20,7 @@ import {
   type AgentActivities,
   type AgentStepRequest,
   type AgentTurnRequest,
+  type PolicyActivities,
   type RunToolRequest,
   type CompactRequest,
   type CreateSubRequest,
@@ -34,6 +35,7 @@ import {
 import { RelevanceScores, type RelevanceRequest } from '../contract/relevance.js';
 import type { Settings } from '../contract/messages.js';
 import { STAGE } from '../contract/state.js';
+import { WorkerPolicy } from '../contract/worker-policy.js';
 import { describeIssues } from '../contract/text.js';
 import { ModelUsage } from '../contract/usage.js';
 import type { UsageMeter } from './accounting.js';
@@ -64,6 +66,30 @@ export function checked<S extends z.ZodType>(
 }
 
 export type SessionActivityProxies = ReturnType<typeof makeActivities>;
+
+// The worker answers from its configuration in memory; a few short attempts cover a busy worker.
+const policy = proxyLocalActivities<PolicyActivities>({
+  startToCloseTimeout: '5s',
+  retry: { maximumAttempts: 3, initialInterval: '200ms' },
+  summary: 'Reading the worker policy',
+});
+
+/**
+ * The policy of the worker running this run (a local activity: a marker in history, never asked
+ * again on replay). A worker that cannot answer fails the workflow task, which Temporal retries:
+ * running without the worker's caps would let the start's settings win.
+ */
+export async function askWorkerPolicy(): Promise<WorkerPolicy> {
+  let answer: unknown;
+  try {
+    answer = await policy.workerPolicy();
+  } catch (err) {
+    throw new Error(`the worker policy could not be read: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const parsed = WorkerPolicy.safeParse(answer);
+  if (!parsed.success) throw new Error(`the worker policy is invalid: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
 
 /** What a model call's usage is given to, and where its budget comes from (workflows/accounting.ts). */
 export type ActivityMeter = Pick<UsageMeter, 'charge' | 'check'>;

@@ -22,7 +22,7 @@ import {
 import { clipBytes, describeIssues, jsonBytes, utf8Length } from '../contract/text.js';
 
 /** Why an input was refused; counted per cause in `counts.rejectedBy`. */
-export type RejectionCause = 'invalid' | 'queue-full' | 'closed' | 'unknown-id';
+export type RejectionCause = 'invalid' | 'queue-full' | 'closed' | 'unknown-id' | 'unauthenticated';
 
 export type IntakeResult =
   | { kind: 'accepted'; seq: number }
@@ -183,6 +183,7 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
     via,
     routed: message.routed ?? null,
     note: message.note ?? null,
+    ...(message.signature ? { signature: message.signature } : {}),
   };
   const index = indexOf(state);
   state.queue.push(pending);

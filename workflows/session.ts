@@ -30,19 +30,23 @@ import {
   type SessionInput,
   type SessionResult,
 } from '../contract/api.js';
-import { makeActivities } from './activity-proxies.js';
+import { askWorkerPolicy, makeActivities } from './activity-proxies.js';
 import { makeMeter } from './accounting.js';
+import { applyCaps } from './setting-caps.js';
 import { capCarriedState } from './carried.js';
-import { CONTROL_KINDS, type ControlKind } from '../contract/control-signals.js';
+import { CONTROL_KINDS, CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../contract/control-signals.js';
+import { messageSigningPayload, unsigned } from '../contract/control-signature.js';
+import { DEFAULT_WORKER_POLICY, type WorkerPolicy } from '../contract/worker-policy.js';
+import { refusalOfSigned, refuseControl } from './signed-control.js';
 import { applyControl } from './commands.js';
 import { workflowIdFor } from '../contract/ids.js';
-import { bindNext, intake, refusal } from './intake.js';
+import { bindNext, intake, recordRejection, refusal } from './intake.js';
 import { initialState, restoreState } from './state.js';
 import { canIdleClose, closeIdle, idleTimeoutOf } from './lifecycle.js';
 import { makeLookahead } from './lookahead.js';
 import { SessionStart } from '../contract/messages.js';
 import type { SessionContext } from './session-context.js';
-import { STAGE, type SessionState } from '../contract/state.js';
+import { STAGE, type BoundInput, type SessionState } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
 import { runAgentTurn } from './agent-loop.js';
 import { applyToTurn, awaitResult } from './approvals.js';
@@ -55,6 +59,7 @@ import { makeStagePublisher } from './visibility.js';
 /** Workflow type `session`. */
 export async function session(input: SessionInput): Promise<SessionResult> {
   const state = enter(input);
+  const fresh = input.carried === undefined;
   let inputsThisRun = 0;
 
   // Sessions started before the stage attribute went coarse keep upserting it per input on replay.
@@ -63,7 +68,9 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   const boundApprovals = patched('approval-ids');
   const stage = makeStagePublisher(state, coarseStage);
   // Sessions started before the idle timeout existed never arm its timer on replay.
-  const idleMs = patched('idle-timeout') ? idleTimeoutOf(state) : null;
+  const idleOn = patched('idle-timeout');
+  // Runs recorded before worker policies took their settings as the start gave them.
+  const policyOn = patched('worker-policy');
   // Workflow time of the last accepted input or control signal, or of the last finished input.
   let lastActivity = Date.now();
 
@@ -105,7 +112,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     }
   };
 
-  const control = (kind: ControlKind) => (raw: unknown) => {
+  const applyNow = (kind: ControlKind, raw: unknown) => {
     const result = applyControl(state, kind, raw, Date.now());
     if (result.kind === 'applied') lastActivity = Date.now();
     applyToTurn(state, kind, result, Date.now(), boundApprovals);
@@ -113,6 +120,45 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     stage.followStatus();
     // Pause, resume and close show in the Web UI's filters at once, not after the next input.
     if (patched('control-search-attributes')) stage.publish();
+  };
+  // The worker's policy, once this run has asked for it (null before, and always on old histories).
+  let policy: WorkerPolicy | null = null;
+  // Under a worker policy, control items wait for it (and for their signature's check) one at a
+  // time, in arrival order: the chain keeps ordering while a verification is in flight.
+  let controlTail: Promise<void> = Promise.resolve();
+  const verifiedThenApplied = async (kind: ControlKind, raw: unknown): Promise<void> => {
+    const known = await policyKnown();
+    if (known.signedControl && kind !== 'notification') {
+      const parsed = CONTROL_SIGNALS[kind].schema.safeParse(raw);
+      // An invalid payload is refused by applyControl with its schema's reason, as without signing.
+      if (parsed.success) {
+        const payload = parsed.data as Record<string, unknown>;
+        const why = await refusalOfSigned(
+          known,
+          kind,
+          state.sessionId,
+          unsigned(payload),
+          payload.signature,
+          Date.now(),
+        );
+        if (why !== null) {
+          refuseControl(state, kind, controlIdOf(kind, payload), why, Date.now());
+          stage.show();
+          return;
+        }
+      }
+    }
+    applyNow(kind, raw);
+  };
+  const policyKnown = async (): Promise<WorkerPolicy> => {
+    await condition(() => policy !== null);
+    return policy ?? DEFAULT_WORKER_POLICY;
+  };
+  const control = (kind: ControlKind) => (raw: unknown) => {
+    if (!policyOn) return applyNow(kind, raw);
+    const mine = controlTail.then(() => verifiedThenApplied(kind, raw));
+    controlTail = mine;
+    return mine;
   };
   for (const kind of CONTROL_KINDS) {
     setHandler(CONTROL_SIGNAL_DEFINITIONS[kind], control(kind), { description: DESCRIPTIONS[kind] });
@@ -150,6 +196,18 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues(parsed.error), FAILURE.InvalidRequest);
     },
   });
+
+  // Server-side limits win: the worker's caps bound the settings before anything is scheduled with them.
+  if (policyOn) {
+    policy = await askWorkerPolicy();
+    const capped = applyCaps(state, policy, {
+      ownQueue: workflowInfo().taskQueue,
+      fresh,
+      now: Date.now(),
+    });
+    if (capped.kind === 'refused') throw ApplicationFailure.nonRetryable(capped.reason, FAILURE.SettingNotAllowed);
+  }
+  const idleMs = idleOn ? idleTimeoutOf(state) : null;
 
   const shouldContinueAsNew = () =>
     workflowInfo().continueAsNewSuggested || inputsThisRun >= state.settings.continueAsNewAfter;
@@ -206,6 +264,10 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     }
     const next = bindNext(state, Date.now());
     if (!next) continue;
+    // The signature has done its work once the input is bound; history keeps no MACs.
+    const signature = next.signature;
+    delete next.signature;
+    if (policy?.signedControl) await trustIdentity(policy, state, next, signature);
     inputsThisRun++;
     stage.publish(STAGE.understand);
     parked = (await processInput(ctx, next)) === 'parked';
@@ -220,6 +282,27 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   stage.publish();
   await condition(allHandlersFinished);
   return { sessionId: state.sessionId, status: state.status, lastSeq: state.boundSeq, runs: state.run };
+}
+
+/**
+ * Under signed control a user identity in `from` is trusted only with a valid signature over the
+ * message; otherwise the input is still processed, but as from an anonymous user (user-scoped
+ * memory off for it), and the dropped identity is a recorded rejection.
+ */
+async function trustIdentity(
+  policy: WorkerPolicy,
+  state: SessionState,
+  input: BoundInput,
+  signature: unknown,
+): Promise<void> {
+  const claimed = input.from?.kind === 'user' ? input.from.id : undefined;
+  if (claimed === undefined) return;
+  const payload = messageSigningPayload(input);
+  const why = await refusalOfSigned(policy, 'message', state.sessionId, payload, signature, Date.now());
+  if (why === null) return;
+  input.from = { kind: 'user' };
+  const reason = `identity "${claimed}" dropped: ${why}`;
+  recordRejection(state, { at: Date.now(), via: 'message', messageId: input.messageId, reason }, 'unauthenticated');
 }
 
 /** Parses the workflow argument. Bad start input fails the workflow with a clear, non-retryable error. */

@@ -42,6 +42,7 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
     recentControlEvents: state.controlEvents.slice(-10),
     settings: state.settings,
     usage: state.usage,
+    settingsClamped: state.settingsClamped,
     turn: state.turn ? { seq: state.turn.seq, steps: state.turn.steps, interrupted: state.turn.interrupted } : null,
     pendingApprovals: pendingApprovals(state.turn),
     pendingToolCalls: externalCalls(state.turn).map((c) => ({

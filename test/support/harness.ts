@@ -76,6 +76,8 @@ export async function startWorker(options: {
   toolPolicy?: ActivityDeps['toolPolicy'];
   /** The local provider that answers helper roles over budget. */
   fallbackModels?: RoleModels;
+  /** The worker's caps on Session settings and allowed agent task queues (default: DEFAULT_WORKER_POLICY). */
+  policy?: ActivityDeps['policy'];
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -96,6 +98,7 @@ export async function startWorker(options: {
       ...(options.mcp ? { mcp: options.mcp } : {}),
       ...(options.memories ? { memories: options.memories } : {}),
       ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
+      ...(options.policy ? { policy: options.policy } : {}),
     }),
   });
   const running = worker.run();

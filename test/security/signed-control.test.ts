@@ -1,0 +1,276 @@
+/**
+ * Trust boundary: with control keys on the worker (HARNESS_CONTROL_KEYS), approvals, tool results,
+ * commands and a message's user identity count only when signed for this Session and not expired.
+ * Before, whoever could signal a Session could approve its calls and claim any user id: an unsigned
+ * approval ran the call, and `from.id` chose whose memories were recalled.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadCatalogDir } from '../../capabilities/catalog-files.js';
+import { IndexedCatalog } from '../../capabilities/catalog.js';
+import { McpCatalog } from '../../capabilities/mcp-catalog.js';
+import { parseMcpConfig } from '../../capabilities/mcp-config.js';
+import { withMcpToolsets } from '../../capabilities/mcp-toolsets.js';
+import { MemoryStore } from '../../capabilities/memory-store.js';
+import { SessionClient } from '../../client/session-client.js';
+import { approvalSignal, commandSignal, historyQuery, resultUpdate, snapshotQuery } from '../../contract/api.js';
+import { signControl, unsigned, type ControlKey } from '../../contract/control-signature.js';
+import type { SessionView, TurnResult } from '../../contract/queries.js';
+import {
+  MODEL,
+  decided,
+  scriptedModels,
+  send,
+  startSession,
+  startWorker,
+  uniqueId,
+  userJson,
+  waitFor,
+  type TestWorker,
+} from '../support/harness.js';
+import { fixtureMcpEntry } from '../support/mcp-fixture.js';
+import { readJournal } from '../support/mcp-fixture-server.js';
+import { ScriptedModelServer } from '../support/model-server.js';
+import { scriptRoles, type RoleScript } from '../support/scripted-roles.js';
+
+const key: ControlKey = { id: 'ops-2026', secret: randomBytes(32) };
+const keyEnv = `${key.id}:${Buffer.from(key.secret).toString('base64')}`;
+
+let dir: string;
+let journal: string;
+let server: ScriptedModelServer;
+let script: RoleScript;
+let mcp: McpCatalog;
+let memories: MemoryStore;
+let signed: TestWorker;
+let open: TestWorker;
+let client: SessionClient;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'signed-control-'));
+  journal = join(dir, 'journal.log');
+  const { servers } = parseMcpConfig(
+    { mcpServers: { fixture: fixtureMcpEntry(dir, ['echo', 'add'], { MCP_FIXTURE_JOURNAL: journal }) } },
+    'mcp.json',
+  );
+  const base = loadCatalogDir('catalog').entries;
+  const catalog = new IndexedCatalog(base);
+  mcp = new McpCatalog(servers, { onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries) });
+  expect((await mcp.start()).problems).toEqual([]);
+  memories = MemoryStore.open(join(dir, 'memory.db'));
+  server = await ScriptedModelServer.start();
+  script = scriptRoles(server);
+  const models = scriptedModels(server);
+  signed = await startWorker({ models, catalog, mcp, memories, policy: { controlKeys: [key] } });
+  // The same code with no keys: control is trusted as sent, as before.
+  open = await startWorker({ models, catalog, mcp, memories });
+  client = new SessionClient(signed.client, { taskQueue: signed.taskQueue, controlKey: key });
+});
+
+afterAll(async () => {
+  await signed?.stop();
+  await open?.stop();
+  await mcp?.close();
+  await server?.close();
+  memories?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const view = (handle: WorkflowHandle): Promise<SessionView> => handle.query(snapshotQuery);
+const idOf = (handle: WorkflowHandle) => handle.workflowId.slice('session:'.length);
+const ranAdds = () => readJournal(journal).flatMap((l) => (l.kind === 'ran' && l.tool === 'add' ? [l.key] : []));
+
+/** A Session whose turn 2 waits for approval of `add(a, b)`. */
+async function waitingSession(w: TestWorker, a: number, b: number): Promise<WorkflowHandle> {
+  const goal = `Exercise the fixture tools: add ${a} and ${b}`;
+  script.selection.set(goal, { skills: [], toolsets: ['mcp-fixture'] });
+  const handle = await startSession(w);
+  await send(handle, goal);
+  await decided(handle, 1);
+  const text = `now add ${a} and ${b}`;
+  script.relevance.set(text, [0.9, 0.9]);
+  server.enqueue(
+    MODEL.agent,
+    { toolCalls: [{ id: 'call_1', name: 'add', arguments: { a, b } }] },
+    { content: `The sum is ${a + b}.` },
+  );
+  await send(handle, text);
+  const waiting: TurnResult = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2, timeoutMs: 30_000 }] });
+  expect(waiting).toMatchObject({ status: 'waiting', outcome: 'waiting-approval' });
+  return handle;
+}
+
+const refusals = (v: SessionView) => v.counts.rejectedBy['unauthenticated'] ?? 0;
+
+describe('under signed control', () => {
+  it('refuses an unsigned approval (the call keeps waiting) and applies a signed one', async () => {
+    const handle = await waitingSession(signed, 2, 3);
+    const sessionId = idOf(handle);
+    await handle.signal(approvalSignal, { approvalId: '2:1:call_1', approved: true, approver: 'mallory' });
+    const refused = await waitFor(
+      () => view(handle),
+      (v) => refusals(v) === 1,
+    );
+    expect(refused.stage).toBe('Waiting for approval');
+    expect(refused.pendingApprovals.map((p) => p.approvalId)).toEqual(['2:1:call_1']);
+    expect(refused.recentRejections.at(-1)).toMatchObject({ via: 'approval', messageId: '2:1:call_1' });
+    expect(refused.recentRejections.at(-1)?.reason).toBe(
+      'unsigned approval: this worker accepts only signed control (HARNESS_CONTROL_KEYS)',
+    );
+    expect(refused.recentControlEvents.at(-1)?.summary).toMatch(/^refused: unsigned approval/);
+    expect(ranAdds()).not.toContain(`${sessionId}:2:call_1`);
+
+    const [pending] = refused.pendingApprovals;
+    await client.approve(sessionId, '2:1:call_1', { argumentsHash: pending?.argumentsHash, approver: 'alice' });
+    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    expect(done.record?.agent?.toolCalls).toEqual([
+      expect.objectContaining({ status: 'ok', result: '5', approval: expect.objectContaining({ by: 'alice' }) }),
+    ]);
+    expect(ranAdds()).toContain(`${sessionId}:2:call_1`);
+  });
+
+  it('refuses a signed approval replayed from another Session, one that expired, and a tampered one', async () => {
+    const handle = await waitingSession(signed, 4, 4);
+    const sessionId = idOf(handle);
+    const body = { approvalId: '2:1:call_1', approved: true, approver: 'alice' };
+    const forOther = { ...body, signature: signControl(key, 'approval', 'another-session', body, Date.now() + 60_000) };
+    const expired = { ...body, signature: signControl(key, 'approval', sessionId, body, Date.now() - 1_000) };
+    const good = signControl(key, 'approval', sessionId, body, Date.now() + 60_000);
+    const tampered = { ...body, approver: 'mallory', signature: good };
+    for (const payload of [forOther, expired, tampered]) await handle.signal(approvalSignal, payload);
+    const refused = await waitFor(
+      () => view(handle),
+      (v) => refusals(v) === 3,
+    );
+    const reasons = refused.recentRejections.slice(-3).map((r) => r.reason);
+    expect(reasons[0]).toMatch(/^bad approval signature: the MAC does not match/);
+    expect(reasons[1]).toMatch(/^approval signature expired at /);
+    expect(reasons[2]).toMatch(/^bad approval signature: the MAC does not match/);
+    expect(refused.pendingApprovals.map((p) => p.approvalId)).toEqual(['2:1:call_1']);
+    expect(ranAdds()).not.toContain(`${sessionId}:2:call_1`);
+
+    // The same body, signed for this Session and in time, applies.
+    await handle.signal(approvalSignal, { ...body, signature: good });
+    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    expect(done.record?.agent?.toolCalls[0]).toMatchObject({ status: 'ok', result: '8' });
+  });
+
+  it('refuses an unsigned command and applies a signed one, keeping its id free for the signed retry', async () => {
+    const handle = await startSession(signed);
+    await handle.signal(commandSignal, { commandId: 'pause-1', name: 'pause' });
+    await waitFor(
+      () => view(handle),
+      (v) => refusals(v) === 1,
+    );
+    expect((await view(handle)).status).toBe('active');
+    await client.command(idOf(handle), { commandId: 'pause-1', name: 'pause' });
+    await waitFor(
+      () => view(handle),
+      (v) => v.status === 'paused',
+    );
+  });
+
+  it("a spoofed user id without a valid signature is dropped: no recall of that user's memories", async () => {
+    memories.add({ text: 'Alice keeps the release checklist in the ops vault', scope: { userId: 'alice' } });
+    const phaseGoalOf = (r: Parameters<typeof userJson>[0]) =>
+      userJson<{ task: { phaseGoal: string } }>(r).task.phaseGoal;
+    const recalledFor = (goal: string) =>
+      server
+        .requests(MODEL.orchestration)
+        .filter((r) => phaseGoalOf(r) === goal)
+        .flatMap((r) => userJson<{ candidates: { memories: Array<{ name: string }> } }>(r).candidates.memories)
+        .map((m) => m.name);
+
+    const spoofed = 'Where is the release checklist kept? (spoofed)';
+    script.selection.set(spoofed, { skills: [], toolsets: [] });
+    const handle = await startSession(signed);
+    await send(handle, spoofed, { from: { kind: 'user', id: 'alice' } });
+    await decided(handle, 1);
+    expect(recalledFor(spoofed)).toEqual([]);
+    const [bound] = await handle.query(historyQuery);
+    expect(bound?.from).toEqual({ kind: 'user' });
+    const v = await view(handle);
+    expect(v.recentRejections.at(-1)).toMatchObject({ via: 'message', messageId: bound?.messageId });
+    expect(v.recentRejections.at(-1)?.reason).toBe(
+      'identity "alice" dropped: unsigned message: this worker accepts only signed control (HARNESS_CONTROL_KEYS)',
+    );
+
+    // Signed by the client, the same claim is trusted and alice's memory is a candidate.
+    const genuine = 'Where is the release checklist kept? (signed)';
+    script.selection.set(genuine, { skills: [], toolsets: [] });
+    const sessionId = uniqueId('s');
+    const sent = await client.submit(sessionId, { text: genuine, from: { kind: 'user', id: 'alice' } });
+    expect(sent.seq).toBe(1);
+    await decided(signed.client.workflow.getHandle(`session:${sessionId}`), 1);
+    expect(recalledFor(genuine).join(' ')).toContain('release checklist');
+  });
+
+  it('`harness approve` signs with HARNESS_CONTROL_KEY', async () => {
+    const handle = await waitingSession(signed, 6, 7);
+    const sessionId = idOf(handle);
+    const run = await harness(['approve', sessionId, '2:1:call_1', '--as', 'cli-user'], signed, {
+      HARNESS_CONTROL_KEY: keyEnv,
+    });
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    expect(done.record?.agent?.toolCalls[0]).toMatchObject({
+      status: 'ok',
+      result: '13',
+      approval: expect.objectContaining({ by: 'cli-user' }),
+    });
+    expect(refusals(await view(handle))).toBe(0);
+  });
+});
+
+describe('without control keys', () => {
+  it('applies an unsigned approval and trusts from.id, as before', async () => {
+    const handle = await waitingSession(open, 1, 2);
+    await handle.signal(approvalSignal, { approvalId: '2:1:call_1', approved: true });
+    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    expect(done.record?.agent?.toolCalls[0]).toMatchObject({ status: 'ok', result: '3' });
+    const other = await startSession(open);
+    const text = 'Where is the release checklist kept? (no keys)';
+    script.selection.set(text, { skills: [], toolsets: [] });
+    await send(other, text, { from: { kind: 'user', id: 'alice' } });
+    await decided(other, 1);
+    expect((await other.query(historyQuery))[0]?.from).toEqual({ kind: 'user', id: 'alice' });
+    expect(refusals(await view(other))).toBe(0);
+  });
+
+  it('ignores a signature it cannot check: a signed payload still applies', async () => {
+    const handle = await startSession(open);
+    const body = { commandId: 'pause-2', name: 'pause' };
+    await handle.signal(commandSignal, { ...body, signature: signControl(key, 'command', idOf(handle), body, 1) });
+    await waitFor(
+      () => view(handle),
+      (v) => v.status === 'paused',
+    );
+    expect(unsigned({ ...body, signature: 1 })).toEqual(body);
+  });
+});
+
+/** Runs `bin/harness.js` against the test server and a worker's task queue. */
+function harness(
+  args: string[],
+  w: TestWorker,
+  extraEnv: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const connection = ['--address', inject('temporalAddress'), '--task-queue', w.taskQueue];
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
+  );
+  const child = spawn(process.execPath, ['bin/harness.js', ...connection, ...args], {
+    env: { ...env, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
