@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { HandOverReason, ResourceRef, Sender, Settings } from './messages.js';
+import { SessionEvent } from './events.js';
 import { ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
 
 /** Version of the carried state; older versions are migrated on entry (workflows/state.ts restoreState). */
@@ -293,6 +294,8 @@ export const SessionState = z.object({
   recentControl: z.array(z.string()),
   /** The business agent's transcript: user inputs, replies, tool steps and summaries, oldest first. */
   transcript: z.array(TranscriptItem).default([]),
+  /** The newest durable events, oldest first (contract/events.ts; workflows/events.ts appends). */
+  events: z.array(SessionEvent).default([]),
   /** The agent turn in progress, if any. No new input is bound while it is set. */
   turn: ActiveTurn.nullable().default(null),
   counts: z.object({
@@ -307,6 +310,8 @@ export const SessionState = z.object({
   }),
   /** How many runs this Session has had (1 + continue-as-new count). */
   run: z.number().int().positive(),
+  /** Id parts of the last event appended, even when the log was trimmed: ids never repeat. */
+  lastEvent: z.tuple([z.number().int(), z.number().int()]).nullable().default(null),
 });
 export type SessionState = z.infer<typeof SessionState>;
 
@@ -330,7 +335,7 @@ export interface CarriedList {
    */
   readonly share: 'trim' | 'index' | 'refuse';
   /**
-   * Its place in the carried-state cap's trim order (workflows/carried.ts; 1 is given up first),
+   * Its place in the carried-state cap's trim order (workflows/carried.ts; the lowest is given up first),
    * and the newest items that step keeps. Null: never trimmed to fit, it is promised work.
    */
   readonly cap: { readonly rank: number; readonly keep: number } | null;
@@ -357,6 +362,8 @@ export const CARRIED_LISTS = {
   recentControl: { count: 500, bytes: 48 * KiB, share: 'trim', cap: { rank: 8, keep: 0 } },
   /** Bounded by bytes alone; the agent's context window compacts it further (workflows/context-window.ts). */
   transcript: { count: null, bytes: 192 * KiB, share: 'trim', cap: { rank: 3, keep: 0 } },
+  /** The durable event log a reconnecting subscriber resumes from; the oldest go first. */
+  events: { count: 300, bytes: 96 * KiB, share: 'trim', cap: { rank: 0, keep: 0 } },
 } as const satisfies Record<CarriedListName, CarriedList>;
 
 type Rows = typeof CARRIED_LISTS;

@@ -42,6 +42,7 @@ export function initialState(start: SessionStart): SessionState {
       byDecision: {},
     },
     run: 1,
+    lastEvent: null,
   };
 }
 
