@@ -195,3 +195,27 @@ export function compareEventIds(a: string, b: string): number {
 export interface EventSinks extends Sinks {
   events: { publish(sessionId: string, event: SessionEvent): void };
 }
+
+/**
+ * Where live events arrive: the worker's publisher on one side, SessionClient.events on the other.
+ * A feed is best effort; the durable log fills whatever it misses.
+ */
+export interface EventFeed {
+  /** Calls `listener` with each event pushed for the Session until the returned function is called. */
+  subscribe(sessionId: string, listener: (event: SessionEvent | EventHint) => void): () => void;
+}
+
+/** The worker's side of a feed. */
+export interface EventPublisher extends EventFeed {
+  publish(sessionId: string, event: SessionEvent): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Pushed instead of an event too large for the transport (PostgreSQL NOTIFY takes 8,000 bytes):
+ * the subscriber reads it from the log.
+ */
+export interface EventHint {
+  hint: true;
+  id: string;
+}
