@@ -8,6 +8,8 @@ import pg from 'pg';
 import type { EventHint, EventPublisher, SessionEvent } from '../contract/events.js';
 
 type Listener = (event: SessionEvent | EventHint) => void;
+/** The emitter event every Session's events also go to (session ids never contain a space). */
+const ALL = 'all sessions';
 
 /** Events published and subscribed in the same process. */
 export class InProcessEventFeed implements EventPublisher {
@@ -19,12 +21,18 @@ export class InProcessEventFeed implements EventPublisher {
   }
 
   publish(sessionId: string, event: SessionEvent | EventHint): void {
-    this.emitter.emit(sessionId, event);
+    this.emitter.emit(`session:${sessionId}`, event);
+    this.emitter.emit(ALL, sessionId, event);
   }
 
   subscribe(sessionId: string, listener: Listener): () => void {
-    this.emitter.on(sessionId, listener);
-    return () => this.emitter.off(sessionId, listener);
+    this.emitter.on(`session:${sessionId}`, listener);
+    return () => this.emitter.off(`session:${sessionId}`, listener);
+  }
+
+  subscribeAll(listener: (sessionId: string, event: SessionEvent | EventHint) => void): () => void {
+    this.emitter.on(ALL, listener);
+    return () => this.emitter.off(ALL, listener);
   }
 
   close(): Promise<void> {
@@ -72,6 +80,11 @@ export class PostgresEventFeed implements EventPublisher {
     this.pool
       .query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, payload])
       .catch((err: Error) => this.log(`events: notify failed (subscribers read it from the log): ${err.message}`));
+  }
+
+  subscribeAll(listener: (sessionId: string, event: SessionEvent | EventHint) => void): () => void {
+    void this.listen().catch((err: Error) => this.log(`events: listen failed: ${err.message}`));
+    return this.local.subscribeAll(listener);
   }
 
   subscribe(sessionId: string, listener: Listener): () => void {

@@ -203,6 +203,8 @@ export interface EventSinks extends Sinks {
 export interface EventFeed {
   /** Calls `listener` with each event pushed for the Session until the returned function is called. */
   subscribe(sessionId: string, listener: (event: SessionEvent | EventHint) => void): () => void;
+  /** Calls `listener` with every Session's pushed events (the approval inbox follows them all). */
+  subscribeAll?(listener: (sessionId: string, event: SessionEvent | EventHint) => void): () => void;
 }
 
 /** The worker's side of a feed. */
