@@ -96,7 +96,7 @@ async function readStream(
       if (done(events)) finished = true;
     },
   });
-  const reader = response.body!.getReader();
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   const timeout = setTimeout(() => stop.abort(), 30_000);
   try {
