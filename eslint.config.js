@@ -15,8 +15,9 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
  * codec they must share with every other client of the same cluster.
  */
 const LAYERS = {
-  cli: ['dev', 'worker', 'activities', 'models', 'capabilities', 'client', 'workflows', 'contract'],
-  dev: ['worker', 'activities', 'models', 'capabilities', 'client', 'workflows', 'contract'],
+  cli: ['dev', 'gateway', 'worker', 'activities', 'models', 'capabilities', 'client', 'workflows', 'contract'],
+  dev: ['gateway', 'worker', 'activities', 'models', 'capabilities', 'client', 'workflows', 'contract'],
+  gateway: ['client', 'contract'],
   worker: ['activities', 'models', 'capabilities', 'client', 'workflows', 'contract'],
   activities: ['models', 'capabilities', 'contract'],
   models: ['contract'],

@@ -16,6 +16,7 @@ import {
   WORKFLOW_TYPE,
   capabilitiesQuery,
   decisionsQuery,
+  eventsQuery,
   goalsQuery,
   historyQuery,
   messageSignal,
@@ -48,6 +49,8 @@ import {
   type CallContext,
 } from './errors.js';
 import { parse, startArgument, userMetadata, visibilityQuery, withMessageId } from './payloads.js';
+import { followEvents, type FollowOptions } from './events.js';
+import type { EventsPage, SessionEvent } from '../contract/events.js';
 import type { PayloadCodec } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import {
@@ -311,6 +314,25 @@ export class SessionClient {
         );
       }
     }
+  }
+
+  // ---- events -----------------------------------------------------------------------------------
+
+  /**
+   * The Session's events as they happen, as an async iterator: first those the durable log keeps
+   * after `options.after` (the last id you saw; absent: all it keeps), then live ones from
+   * `options.feed`, in order and each durable event once, until the Session closes or
+   * `options.signal` aborts. Without a feed it reads the log every `pollMs`. Agent text deltas come
+   * only from a feed and are best effort; the full reply is in the `turn.finished` event.
+   */
+  events(sessionId: string, options: FollowOptions = {}): AsyncGenerator<SessionEvent> {
+    return followEvents(sessionId, (after) => this.eventsAfter(sessionId, after), options);
+  }
+
+  /** One page of the durable event log after an event id (the `events` query). */
+  eventsAfter(sessionId: string, after?: string, limit?: number): Promise<EventsPage> {
+    const request = { ...(after !== undefined ? { after } : {}), ...(limit !== undefined ? { limit } : {}) };
+    return this.query(sessionId, (h) => h.query(eventsQuery, request));
   }
 
   // ---- non-task signals -------------------------------------------------------------------------

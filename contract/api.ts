@@ -4,6 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { CONTROL_SIGNALS, type ControlKind } from './control-signals.js';
+import type { EventsPage } from './events.js';
 import type { SessionStart, Recorded, SubSessionReplyResult } from './messages.js';
 import {
   RESULT_WAIT_MAX_MS,
@@ -66,6 +67,8 @@ export const decisionsQuery = defineQuery<DecisionRecord[], [LimitArgument?]>('d
 export const snapshotQuery = defineQuery<SessionView>('snapshot');
 export const historyQuery = defineQuery<BoundInput[], [LimitArgument?]>('history');
 export const outOfScopeQuery = defineQuery<OutOfScopeRequest[]>('outOfScope');
+/** The durable events after an id (contract/events.ts). Argument: EventsRequest `{ after?, limit? }`. */
+export const eventsQuery = defineQuery<EventsPage, [unknown?]>('events');
 
 /** Shown by the Temporal Web UI next to each handler, so its forms explain themselves. */
 export const DESCRIPTIONS = {
@@ -88,4 +91,6 @@ export const DESCRIPTIONS = {
   history:
     'Recent bound inputs (raw message as recorded, decision, agent reply), newest last. Optional {"limit": number}.',
   outOfScope: 'Out-of-scope requests preserved for responsibility routing, with their routing status.',
+  events:
+    'Durable events after an id, oldest first: {"after"?: "<seq>.<ordinal>", "limit"?: number} → {"events", "gap", "lastId", "more"}.',
 } as const;

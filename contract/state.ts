@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { HandOverReason, ResourceRef, Sender, Settings } from './messages.js';
+import { SessionEvent } from './events.js';
 import { PolicyDecision, ResolvedToolCall, ToolCallStatus, TranscriptItem } from './transcript.js';
 import { UsageTotals, emptyTotals } from './usage.js';
 import { SettingClamp } from './worker-policy.js';
@@ -376,6 +377,8 @@ export const SessionState = z.object({
   artifacts: z.array(Artifact).default([]),
   /** Settings the worker's caps changed, newest last (workflows/setting-caps.ts). */
   settingsClamped: z.array(SettingClamp).default([]),
+  /** The newest durable events, oldest first (contract/events.ts; workflows/events.ts appends). */
+  events: z.array(SessionEvent).default([]),
   /** The agent turn in progress, if any. No new input is bound while it is set. */
   turn: ActiveTurn.nullable().default(null),
   counts: z.object({
@@ -392,6 +395,8 @@ export const SessionState = z.object({
   run: z.number().int().positive(),
   /** Tokens, latency and cost of every model call the Session recorded, per role and in all. */
   usage: UsageTotals.default(emptyTotals),
+  /** Id parts of the last event appended, even when the log was trimmed: ids never repeat. */
+  lastEvent: z.tuple([z.number().int(), z.number().int()]).nullable().default(null),
 });
 export type SessionState = z.infer<typeof SessionState>;
 
@@ -415,7 +420,7 @@ export interface CarriedList {
    */
   readonly share: 'trim' | 'index' | 'refuse';
   /**
-   * Its place in the carried-state cap's trim order (workflows/carried.ts; 1 is given up first),
+   * Its place in the carried-state cap's trim order (workflows/carried.ts; the lowest is given up first),
    * and the newest items that step keeps. Null: never trimmed to fit, it is promised work.
    */
   readonly cap: { readonly rank: number; readonly keep: number } | null;
@@ -449,6 +454,8 @@ export const CARRIED_LISTS = {
   artifacts: { count: 100, bytes: 48 * KiB, share: 'trim', cap: { rank: 9.5, keep: 10 } },
   /** At most one entry per capped setting and run; tiny, so given up last. */
   settingsClamped: { count: 20, bytes: 4 * KiB, share: 'trim', cap: { rank: 11, keep: 0 } },
+  /** The durable event log a reconnecting subscriber resumes from; the oldest go first. */
+  events: { count: 300, bytes: 96 * KiB, share: 'trim', cap: { rank: 0, keep: 0 } },
 } as const satisfies Record<CarriedListName, CarriedList>;
 
 type Rows = typeof CARRIED_LISTS;

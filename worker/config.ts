@@ -66,6 +66,12 @@ export const EnvSchema = z.object({
       .regex(/^postgres(ql)?:\/\//, { error: 'must be a PostgreSQL URL such as postgres://user@host:5432/db' })
       .optional(),
   ),
+  HARNESS_EVENTS_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { error: 'must be a PostgreSQL URL such as postgres://user@host:5432/db' })
+      .optional(),
+  ),
   HARNESS_MCP_CONFIG: optionalString,
   HARNESS_MCP_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
   HARNESS_MCP_REFRESH_MS: z.coerce.number().int().min(0).default(0),
@@ -142,6 +148,11 @@ export interface HarnessConfig {
   memoryDb: string;
   /** PostgreSQL URL of a memory store shared by all workers; it replaces the SQLite file when set. */
   memoryUrl: string | undefined;
+  /**
+   * PostgreSQL URL whose LISTEN/NOTIFY carries live events between workers, gateways and clients;
+   * unset: events are pushed in this process only.
+   */
+  eventsUrl: string | undefined;
   /** MCP servers that become toolsets (none when configPath is unset). */
   mcp: { configPath: string | undefined; timeoutMs: number; refreshIntervalMs: number };
   /** The approval-policy file (`HARNESS_TOOL_POLICY`, JSON); undefined: toolsets' `requiresApproval` decides. */
@@ -325,6 +336,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
     recall: { k: e.HARNESS_RECALL_K, floor: e.HARNESS_RECALL_FLOOR },
     memoryDb: memoryDbPath({ HARNESS_MEMORY_DB: e.HARNESS_MEMORY_DB, HARNESS_DATA_DIR: e.HARNESS_DATA_DIR }),
     memoryUrl: e.HARNESS_MEMORY_URL,
+    eventsUrl: e.HARNESS_EVENTS_URL,
     mcp: {
       configPath: e.HARNESS_MCP_CONFIG ? resolve(e.HARNESS_MCP_CONFIG) : undefined,
       timeoutMs: e.HARNESS_MCP_TIMEOUT_MS,

@@ -5,13 +5,15 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
 import { IndexedCatalog } from '../capabilities/catalog.js';
 import { loadCatalogDir, type CatalogProblem } from '../capabilities/catalog-files.js';
 import { createActivities, type SessionDirectory } from '../activities/index.js';
 import { LocalModels } from '../models/local-models.js';
 import { defaultScoringThreads } from '../models/local/scoring-pool.js';
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
+import type { EventPublisher, EventSinks, SessionEvent } from '../contract/events.js';
+import { InProcessEventFeed, PostgresEventFeed } from '../client/event-feeds.js';
 import { connectMcpToolsets } from '../capabilities/mcp-toolsets.js';
 import type { MemoryBackend } from '../capabilities/memory-model.js';
 import { openMemoryStore } from '../capabilities/open-memory-store.js';
@@ -82,6 +84,8 @@ export interface BuiltWorker {
   memories: MemoryBackend;
   /** The approval policy from HARNESS_TOOL_POLICY, when set. */
   toolPolicy: ToolPolicy | undefined;
+  /** Where the Sessions' events are pushed live (in this process, or PostgreSQL with HARNESS_EVENTS_URL). */
+  events: EventPublisher;
   /** Set when OTEL_EXPORTER_OTLP_ENDPOINT is: where spans go. */
   tracing: Tracing | undefined;
   /** Stops MCP servers, closes the memory store and both connections, and flushes spans. */
@@ -121,6 +125,8 @@ export async function createSessionWorker(
     /** Wraps the session directory (tests use it to stop a worker at a chosen point). */
     wrapSessions?: (sessions: SessionDirectory) => SessionDirectory;
     memories?: MemoryBackend;
+    /** Where events are pushed (tests pass one to subscribe to); default from HARNESS_EVENTS_URL. */
+    events?: EventPublisher;
     log?: (line: string) => void;
   } = {},
 ): Promise<BuiltWorker> {
@@ -167,6 +173,17 @@ export async function createSessionWorker(
     closed = true;
     for (const close of [...opened].reverse()) await close();
   };
+  // With encryption on, event content must not leave the worker in the clear: the PostgreSQL feed
+  // then carries only ids, and subscribers read the events through the codec (the events query).
+  const events: EventPublisher =
+    overrides.events ??
+    (config.eventsUrl
+      ? new PostgresEventFeed(config.eventsUrl, {
+          contentFree: config.encryptionKeys.length > 0,
+          ...(overrides.log ? { log: overrides.log } : {}),
+        })
+      : new InProcessEventFeed());
+  if (!overrides.events) opened.push(() => events.close());
   try {
     memories ??= await openMemoryStore({ url: config.memoryUrl, file: config.memoryDb });
     const models = overrides.models ?? createModels(config.models);
@@ -232,7 +249,12 @@ export async function createSessionWorker(
       // start gets the converter as well; a prebuilt bundle keeps the one it was built with.
       ...(codec ? { dataConverter: { payloadCodecs: [codec], failureConverterPath: ENCODED_FAILURE_CONVERTER } } : {}),
       ...interceptorOptions(overrides.interceptors, tracing, !bundle, codec !== undefined),
-      ...(tracing ? { sinks: tracing.sinks } : {}),
+      sinks: {
+        ...tracing?.sinks,
+        events: {
+          publish: { fn: (_info, sessionId: string, event: SessionEvent) => events.publish(sessionId, event) },
+        },
+      } satisfies InjectedSinks<EventSinks> & Record<string, unknown>,
       // Sessions live long and change code only behind patched(), so they move to each new current
       // version (auto-upgrade) instead of pinning a months-long Session to the build that started it.
       ...(config.worker.deployment
@@ -267,6 +289,7 @@ export async function createSessionWorker(
       mcp,
       memories,
       toolPolicy,
+      events,
       tracing,
       close: closeAll,
     };

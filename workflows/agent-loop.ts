@@ -25,7 +25,17 @@ import {
   type TurnOutcome,
 } from '../contract/state.js';
 import { awaitReply } from './sub-sessions.js';
-import { clipReason, finishCall, interruptCalls, nextAction, sealStep, startStep } from './tool-calls.js';
+import {
+  approvalIdOf,
+  argumentsHashOf,
+  clipReason,
+  finishCall,
+  interruptCalls,
+  nextAction,
+  sealStep,
+  startStep,
+} from './tool-calls.js';
+import { emit, emitCallFinished } from './events.js';
 import type { PendingCall } from '../contract/state.js';
 
 /** How a turn left off: finished (its record is in `decisions`), or parked to continue as new. */
@@ -52,7 +62,9 @@ export async function runAgentTurn(ctx: SessionContext): Promise<TurnExit> {
   if (!turn) return 'finished';
   for (;;) {
     if (turn.interrupted) {
+      const unfinished = (turn.step?.calls ?? []).filter((c) => c.state !== 'done');
       interruptCalls(turn);
+      for (const call of unfinished) emitCallFinished(state, call);
       sealStep(state, turn);
       return end(ctx, turn, 'interrupted', 'interrupted by command');
     }
@@ -90,6 +102,15 @@ export async function runAgentTurn(ctx: SessionContext): Promise<TurnExit> {
       return end(ctx, turn, 'replied', null);
     }
     startStep(turn, answer.text, answer.calls);
+    for (const call of turn.step?.calls ?? []) {
+      emit(state, {
+        kind: 'tool.proposed',
+        callId: call.callId,
+        tool: call.tool,
+        arguments: call.arguments,
+        step: turn.steps,
+      });
+    }
   }
 }
 
@@ -102,11 +123,22 @@ async function carryOutStep(ctx: SessionContext, turn: ActiveTurn): Promise<'don
       if (action.kind === 'done') break;
       if (action.kind === 'finish') {
         finishCall(call, action.status, action.output);
+        emitCallFinished(ctx.state, call);
         break;
       }
       if (action.kind === 'await-approval' || action.kind === 'await-result') {
         const waitingFor = action.kind === 'await-approval' ? 'waiting-approval' : 'waiting-result';
-        if (call.state !== waitingFor && waitingFor === 'waiting-approval') recordApprovalRequested(call.tool);
+        if (call.state !== waitingFor && waitingFor === 'waiting-approval') {
+          recordApprovalRequested(call.tool);
+          emit(ctx.state, {
+            kind: 'approval.waiting',
+            callId: call.callId,
+            tool: call.tool,
+            approvalId: approvalIdOf(turn, call),
+            argumentsHash: argumentsHashOf(call),
+            arguments: call.arguments,
+          });
+        }
         call.state = waitingFor;
         call.requestedAt ??= Date.now();
         ctx.show(action.kind === 'await-approval' ? STAGE.waitingApproval : STAGE.waitingTool);
@@ -114,7 +146,9 @@ async function carryOutStep(ctx: SessionContext, turn: ActiveTurn): Promise<'don
         if (call.state === waitingFor && !turn.interrupted) return 'parked';
         continue;
       }
+      emit(ctx.state, { kind: 'tool.started', callId: call.callId, tool: call.tool });
       await runCall(ctx, turn, call, action.via);
+      emitCallFinished(ctx.state, call);
       break;
     }
   }

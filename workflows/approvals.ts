@@ -12,6 +12,7 @@ import { ApprovalInput, ToolResultInput } from '../contract/messages.js';
 import { ResultRequest, type TurnResult } from '../contract/queries.js';
 import type { SessionState, TurnOutcome } from '../contract/state.js';
 import { awaitsSubSessionReply } from './sub-sessions.js';
+import { emit, emitCallFinished } from './events.js';
 import { applyApproval, applyToolResult, clipReason, pendingRecordCalls } from './tool-calls.js';
 
 /**
@@ -39,9 +40,24 @@ export function applyToTurn(
     const approval = ApprovalInput.parse(result.payload);
     const applied = applyApproval(state, approval, now, boundApprovals);
     why = 'refused' in applied ? applied.refused : null;
-    if ('answered' in applied) recordApprovalResolved(applied.answered.tool, approval.approved);
+    if ('answered' in applied) {
+      const call = applied.answered;
+      recordApprovalResolved(call.tool, approval.approved);
+      emit(state, {
+        kind: approval.approved ? 'tool.approved' : 'tool.rejected',
+        callId: call.callId,
+        tool: call.tool,
+        approvalId: approval.approvalId,
+        by: call.approval?.by ?? null,
+        note: call.approval?.note ?? null,
+      });
+      if (!approval.approved) emitCallFinished(state, call);
+    }
   } else {
-    why = applyToolResult(state, ToolResultInput.parse(result.payload));
+    const toolResult = ToolResultInput.parse(result.payload);
+    why = applyToolResult(state, toolResult);
+    const call = why === null ? state.turn?.step?.calls.find((c) => c.callId === toolResult.callId) : undefined;
+    if (call) emitCallFinished(state, call);
   }
   if (why !== null) {
     recordRejection(state, { at: now, via: kind, messageId: result.event.id, reason: why }, 'unknown-id');

@@ -9,6 +9,7 @@
  * not grow with the queue. Every change to `queue` and `recent` goes through this module, which keeps
  * the index in step.
  */
+import { emit } from './events.js';
 import { BUDGET } from '../contract/budget.js';
 import { MessageInput } from '../contract/messages.js';
 import {
@@ -213,6 +214,17 @@ export function bindNext(state: SessionState, now: number): BoundInput | undefin
   state.counts.bound++;
   state.history.push(bound);
   keepLast(state.history, LIMITS.history);
+  emit(
+    state,
+    {
+      kind: 'input.bound',
+      messageId: bound.messageId,
+      text: bound.text,
+      from: bound.from,
+      routedFrom: bound.routed?.fromSessionId ?? null,
+    },
+    now,
+  );
   return bound;
 }
 

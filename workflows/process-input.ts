@@ -11,6 +11,7 @@ import { compactPhase, openPhase } from './phases.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
 import { startAgentTurn, type TurnExit } from './agent-loop.js';
 import { finishRecord, newRecord } from './decision-records.js';
+import { emit } from './events.js';
 import { BUDGET } from '../contract/budget.js';
 import { relevanceRequest } from './lookahead.js';
 import { routeOutOfScope } from './routing.js';
@@ -32,6 +33,7 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
   record.decision = outcome.decision;
   record.bands = outcome.bands;
   record.degraded = outcome.degraded;
+  emit(state, { kind: 'decision', decision: record.decision, scores: record.scores, degraded: record.degraded });
 
   const previousPhase = state.phases.at(-1);
   if (outcome.decision === 'initialize') {
@@ -203,6 +205,14 @@ async function prepareEnvironment(
     const applied = applySelection(current, candidates, selected.value);
     state.capabilities = applied.next;
     record.diff = applied.diff;
+    if (applied.diff.added.length > 0 || applied.diff.removed.length > 0) {
+      emit(state, {
+        kind: 'capabilities.changed',
+        added: applied.diff.added,
+        removed: applied.diff.removed,
+        revision: applied.next.revision,
+      });
+    }
     record.dropped = applied.dropped;
     return Promise.resolve(applied);
   });

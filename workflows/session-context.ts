@@ -2,15 +2,16 @@
 import type { SessionActivityProxies } from './activity-proxies.js';
 import type { Lookahead } from './lookahead.js';
 import type { UsageMeter } from './accounting.js';
-import type { SessionStage, SessionState } from '../contract/state.js';
+import type { SessionState } from '../contract/state.js';
+import type { StageShow } from './stage-runner.js';
 
 export interface SessionContext {
   readonly state: SessionState;
   readonly activities: SessionActivityProxies;
   /** The task queue this Session runs on (sub-sessions start on it). */
   readonly taskQueue: string;
-  /** Shows a stage in the Web UI's current details; without one, re-renders the current stage. */
-  readonly show: (stage?: SessionStage) => void;
+  /** Shows a stage in the Web UI's current details and reports the stages an input runs as events. */
+  readonly show: StageShow;
   /** Whether the Session should continue as new now (a waiting turn parks for it). */
   readonly shouldContinueAsNew: () => boolean;
   /** Runs an activity call that the `interrupt` command can cancel. */

@@ -19,6 +19,7 @@ import {
   DESCRIPTIONS,
   capabilitiesQuery,
   decisionsQuery,
+  eventsQuery,
   goalsQuery,
   historyQuery,
   messageSignal,
@@ -46,7 +47,8 @@ import { canIdleClose, closeIdle, idleTimeoutOf } from './lifecycle.js';
 import { makeLookahead } from './lookahead.js';
 import { SessionStart } from '../contract/messages.js';
 import type { SessionContext } from './session-context.js';
-import { STAGE, type BoundInput, type SessionState } from '../contract/state.js';
+import { STAGE, type BoundInput, type SessionStage, type SessionState, type StageRecord } from '../contract/state.js';
+import { emit, eventsPage } from './events.js';
 import { describeIssues } from '../contract/text.js';
 import { runAgentTurn } from './agent-loop.js';
 import { applyToTurn, awaitResult } from './approvals.js';
@@ -172,6 +174,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   setHandler(historyQuery, (options) => lastN(state.history, options?.limit), { description: DESCRIPTIONS.history });
   setHandler(outOfScopeQuery, () => state.outOfScope, { description: DESCRIPTIONS.outOfScope });
   setHandler(snapshotQuery, () => buildView(state, stage.current), { description: DESCRIPTIONS.snapshot });
+  setHandler(eventsQuery, (request) => eventsPage(state, request), { description: DESCRIPTIONS.events });
 
   setHandler(
     subSessionReplyUpdate,
@@ -221,7 +224,11 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     lookahead: patched('relevance-lookahead') ? makeLookahead(state, activities.relevance) : null,
     taskQueue: workflowInfo().taskQueue,
     meter,
-    show: stage.show,
+    show: Object.assign((name?: SessionStage) => stage.show(name), {
+      started: (name: SessionStage, at: number) => emit(state, { kind: 'stage.started', stage: name }, at),
+      finished: (done: StageRecord) =>
+        emit(state, { kind: 'stage.finished', stage: done.stage, outcome: done.outcome }, done.endedAt),
+    }),
     shouldContinueAsNew,
     cancellable,
   };
@@ -280,6 +287,10 @@ export async function session(input: SessionInput): Promise<SessionResult> {
 
   stage.show(STAGE.closed);
   stage.publish();
+  const closedBy = [...state.controlEvents]
+    .reverse()
+    .find((e) => e.kind === 'command' && e.summary.startsWith('close'));
+  emit(state, { kind: 'session.closed', reason: closedBy?.summary ?? 'closed' });
   await condition(allHandlersFinished);
   return { sessionId: state.sessionId, status: state.status, lastSeq: state.boundSeq, runs: state.run };
 }

@@ -4,28 +4,44 @@
  */
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, isCancellation } from '@temporalio/workflow';
 import { BUDGET } from '../contract/budget.js';
-import type { DecisionRecord, SessionStage } from '../contract/state.js';
+import type { DecisionRecord, SessionStage, StageRecord } from '../contract/state.js';
 import { clipBytes } from '../contract/text.js';
 
 export type StageResult<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+/**
+ * Shows a stage in the Web UI's current details (without one, re-renders the current stage); the
+ * Session's own also reports each stage run here as it starts and ends, for its event stream.
+ */
+export interface StageShow {
+  (stage?: SessionStage): void;
+  started?: (stage: SessionStage, at: number) => void;
+  finished?: (stage: StageRecord) => void;
+}
 
 /** Runs `fn` as stage `name` of `record`, after `show(name)`. Cancellation passes through. */
 export async function runStage<T>(
   record: DecisionRecord,
   name: SessionStage,
-  show: (stage: SessionStage) => void,
+  show: StageShow,
   fn: () => Promise<T>,
 ): Promise<StageResult<T>> {
   show(name);
   const startedAt = Date.now();
+  show.started?.(name, startedAt);
+  const end = (outcome: string) => {
+    const stage: StageRecord = { stage: name, startedAt, endedAt: Date.now(), outcome };
+    record.stages.push(stage);
+    show.finished?.(stage);
+  };
   try {
     const value = await fn();
-    record.stages.push({ stage: name, startedAt, endedAt: Date.now(), outcome: 'ok' });
+    end('ok');
     return { ok: true, value };
   } catch (err) {
     if (isCancellation(err)) throw err;
     const reason = clipBytes(describeFailure(err), BUDGET.reason);
-    record.stages.push({ stage: name, startedAt, endedAt: Date.now(), outcome: `fallback: ${reason}` });
+    end(`fallback: ${reason}`);
     return { ok: false, reason };
   }
 }

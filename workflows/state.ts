@@ -45,6 +45,7 @@ export function initialState(start: SessionStart): SessionState {
     },
     run: 1,
     usage: emptyTotals(),
+    lastEvent: null,
   };
 }
 

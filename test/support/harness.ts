@@ -5,7 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
+import { InProcessEventFeed } from '../../client/event-feeds.js';
+import type { EventPublisher, EventSinks, SessionEvent } from '../../contract/events.js';
 import { inject } from 'vitest';
 import { IndexedCatalog } from '../../capabilities/catalog.js';
 import { loadCatalogDir } from '../../capabilities/catalog-files.js';
@@ -58,6 +60,8 @@ export function userJson<T = Record<string, unknown>>(request: RecordedRequest):
 export interface TestWorker {
   client: Client;
   taskQueue: string;
+  /** The feed this worker's Sessions push their events to. */
+  events: EventPublisher;
   stop(): Promise<void>;
 }
 
@@ -78,6 +82,8 @@ export async function startWorker(options: {
   fallbackModels?: RoleModels;
   /** The worker's caps on Session settings and allowed agent task queues (default: DEFAULT_WORKER_POLICY). */
   policy?: ActivityDeps['policy'];
+  /** Where the workflow pushes its events live (a new in-process feed by default). */
+  events?: EventPublisher;
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -85,7 +91,11 @@ export async function startWorker(options: {
   const nativeConnection = await NativeConnection.connect({ address });
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace });
+  const events = options.events ?? new InProcessEventFeed();
   const worker = await Worker.create({
+    sinks: {
+      events: { publish: { fn: (_info, sessionId: string, event: SessionEvent) => events.publish(sessionId, event) } },
+    } satisfies InjectedSinks<EventSinks>,
     connection: nativeConnection,
     namespace,
     taskQueue,
@@ -105,6 +115,7 @@ export async function startWorker(options: {
   return {
     client,
     taskQueue,
+    events,
     async stop() {
       worker.shutdown();
       await running;

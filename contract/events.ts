@@ -1,0 +1,223 @@
+/**
+ * The Session's event stream: what a subscriber (SessionClient.events, `harness watch`, the HTTP
+ * gateway's Server-Sent Events) sees as it happens.
+ *
+ * Durable events are appended by the workflow to a bounded log in its state (`events`), so they are
+ * exactly as durable as the Session and replay-safe; the worker also pushes each one live through
+ * its event publisher when the workflow task that made it completes. A subscriber that reconnects
+ * with the last id it saw reads the rest from the log (the `events` query), then follows the live
+ * push, de-duplicating by id. Agent text deltas are best effort: pushed live by the agent step, never
+ * logged; the final text is always in the durable `turn.finished` event and the decision record.
+ *
+ * Pure module: safe to import from workflow code.
+ */
+import type { Sinks } from '@temporalio/workflow';
+import { z } from 'zod';
+import { Sender } from './messages.js';
+
+/** Every event kind, durable or best effort. */
+export const EVENT_KINDS = [
+  'input.bound',
+  'decision',
+  'stage.started',
+  'stage.finished',
+  'capabilities.changed',
+  'tool.proposed',
+  'approval.waiting',
+  'tool.approved',
+  'tool.rejected',
+  'tool.started',
+  'tool.finished',
+  'agent.delta',
+  'turn.finished',
+  'session.closed',
+] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+/** The only kind that is best effort (never in the durable log). */
+export const BEST_EFFORT_KINDS: readonly EventKind[] = ['agent.delta'];
+
+/** Bytes kept of a text field in an event (message text, arguments, tool output, reply). */
+export const EVENT_TEXT_BYTES = 2048;
+
+const base = {
+  /**
+   * `<seq>.<ordinal>`: the seq of the input the Session was working on (0 before the first), then
+   * the event's place among that input's events. Ids increase in the order events happened. A
+   * best-effort delta's id is `<seq>.<ordinal>~<n>`: after the durable event it follows, never a
+   * resume point.
+   */
+  id: z.string(),
+  seq: z.number().int().nonnegative(),
+  /**
+   * The id of the durable event before this one (null for a Session's first). A subscriber whose
+   * last id is older than the oldest kept event's `prev` missed events the bounded log dropped.
+   */
+  prev: z.string().nullable(),
+  /** Workflow time (ms since the epoch) for durable events; wall time for deltas. */
+  at: z.number(),
+};
+
+const call = { callId: z.string(), tool: z.string() };
+
+export const SessionEvent = z.discriminatedUnion('kind', [
+  z.object({
+    ...base,
+    kind: z.literal('input.bound'),
+    messageId: z.string(),
+    text: z.string(),
+    from: Sender.nullable(),
+    /** Set when another Session handed the input over. */
+    routedFrom: z.string().nullable(),
+  }),
+  z.object({
+    ...base,
+    kind: z.literal('decision'),
+    /** One of DECISIONS (contract/state.ts, which imports this module). */
+    decision: z.string(),
+    scores: z.object({ phase: z.number(), session: z.number() }).nullable(),
+    degraded: z.string().nullable(),
+  }),
+  z.object({ ...base, kind: z.literal('stage.started'), stage: z.string() }),
+  z.object({
+    ...base,
+    kind: z.literal('stage.finished'),
+    stage: z.string(),
+    /** `ok`, `fallback: <why>` or `skipped: <why>`, as in the decision record. */
+    outcome: z.string(),
+  }),
+  z.object({
+    ...base,
+    kind: z.literal('capabilities.changed'),
+    added: z.array(z.string()),
+    removed: z.array(z.string()),
+    revision: z.number().int(),
+  }),
+  z.object({ ...base, kind: z.literal('tool.proposed'), ...call, arguments: z.string(), step: z.number().int() }),
+  z.object({
+    ...base,
+    kind: z.literal('approval.waiting'),
+    ...call,
+    approvalId: z.string(),
+    argumentsHash: z.string(),
+    arguments: z.string(),
+  }),
+  z.object({
+    ...base,
+    kind: z.literal('tool.approved'),
+    ...call,
+    approvalId: z.string(),
+    by: z.string().nullable(),
+    note: z.string().nullable(),
+  }),
+  z.object({
+    ...base,
+    kind: z.literal('tool.rejected'),
+    ...call,
+    approvalId: z.string(),
+    by: z.string().nullable(),
+    note: z.string().nullable(),
+  }),
+  z.object({ ...base, kind: z.literal('tool.started'), ...call }),
+  z.object({
+    ...base,
+    kind: z.literal('tool.finished'),
+    ...call,
+    status: z.string(),
+    output: z.string(),
+  }),
+  z.object({ ...base, kind: z.literal('agent.delta'), step: z.number().int(), text: z.string() }),
+  z.object({
+    ...base,
+    kind: z.literal('turn.finished'),
+    /** One of TURN_OUTCOMES (contract/state.ts). */
+    outcome: z.string(),
+    reason: z.string().nullable(),
+    reply: z.string().nullable(),
+  }),
+  z.object({ ...base, kind: z.literal('session.closed'), reason: z.string() }),
+]);
+export type SessionEvent = z.infer<typeof SessionEvent>;
+/** A durable event as the workflow appends it: everything but its id, seq, prev and time. */
+export type EventBody = SessionEvent extends infer E
+  ? E extends SessionEvent
+    ? Omit<E, 'id' | 'seq' | 'at' | 'prev'>
+    : never
+  : never;
+
+/** Argument of the `events` query: the events after this id (all that are kept when absent). */
+export const EventsRequest = z
+  .object({
+    after: z
+      .string()
+      .regex(/^\d+\.\d+$/, 'after must be an event id like 12.3')
+      .optional(),
+    limit: z.number().int().positive().max(500).optional(),
+  })
+  .strict();
+export type EventsRequest = z.infer<typeof EventsRequest>;
+
+/** Result of the `events` query. */
+export const EventsPage = z.object({
+  events: z.array(SessionEvent),
+  /**
+   * True when events after `after` were dropped from the bounded log before this read: the
+   * subscriber missed some and should re-read the Session's snapshot.
+   */
+  gap: z.boolean(),
+  /** The newest durable id so far (`0.0` style; null before the first event). */
+  lastId: z.string().nullable(),
+  /** True when more events follow `events` (the limit cut the page). */
+  more: z.boolean(),
+});
+export type EventsPage = z.infer<typeof EventsPage>;
+
+/** An event id as numbers, for ordering: `12.3` → [12, 3]. Deltas (`12.3~4`) order after `12.3`. */
+export function parseEventId(id: string): [seq: number, ordinal: number, delta: number] | null {
+  const match = /^(\d+)\.(\d+)(?:~(\d+))?$/.exec(id);
+  if (!match) return null;
+  return [Number(match[1]), Number(match[2]), match[3] === undefined ? -1 : Number(match[3])];
+}
+
+/** Negative when event id `a` comes before `b`, positive after, 0 when equal (ids must parse). */
+export function compareEventIds(a: string, b: string): number {
+  const x = parseEventId(a);
+  const y = parseEventId(b);
+  if (!x || !y) throw new Error(`not an event id: ${x ? b : a}`);
+  return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+}
+
+/**
+ * The workflow sink that pushes each durable event live as it is appended. Sinks run on the worker
+ * after the workflow task that called them, never during replay, so a worker that replays a
+ * Session after a restart does not push its old events again.
+ */
+export interface EventSinks extends Sinks {
+  events: { publish(sessionId: string, event: SessionEvent): void };
+}
+
+/**
+ * Where live events arrive: the worker's publisher on one side, SessionClient.events on the other.
+ * A feed is best effort; the durable log fills whatever it misses.
+ */
+export interface EventFeed {
+  /** Calls `listener` with each event pushed for the Session until the returned function is called. */
+  subscribe(sessionId: string, listener: (event: SessionEvent | EventHint) => void): () => void;
+  /** Calls `listener` with every Session's pushed events (the approval inbox follows them all). */
+  subscribeAll?(listener: (sessionId: string, event: SessionEvent | EventHint) => void): () => void;
+}
+
+/** The worker's side of a feed. */
+export interface EventPublisher extends EventFeed {
+  publish(sessionId: string, event: SessionEvent): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Pushed instead of an event too large for the transport (PostgreSQL NOTIFY takes 8,000 bytes):
+ * the subscriber reads it from the log.
+ */
+export interface EventHint {
+  hint: true;
+  id: string;
+}

@@ -1,0 +1,233 @@
+/**
+ * The HTTP gateway on the real dev server with a real worker and the MCP fixture tools: bearer
+ * auth, sending and answering through JSON endpoints, Server-Sent Events that resume after
+ * Last-Event-ID with every durable event exactly once, the OpenAPI document, and the approval inbox
+ * page approving a waiting call in a real browser (Debian's chromium; skipped without it).
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createParser } from 'eventsource-parser';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadCatalogDir } from '../capabilities/catalog-files.js';
+import { IndexedCatalog } from '../capabilities/catalog.js';
+import { McpCatalog } from '../capabilities/mcp-catalog.js';
+import { parseMcpConfig } from '../capabilities/mcp-config.js';
+import { withMcpToolsets } from '../capabilities/mcp-toolsets.js';
+import { SessionClient } from '../client/index.js';
+import type { SessionEvent } from '../contract/events.js';
+import { startGateway, type Gateway } from '../gateway/server.js';
+import { MODEL, scriptedModels, startWorker, uniqueId, waitFor, type TestWorker } from './support/harness.js';
+import { fixtureMcpEntry } from './support/mcp-fixture.js';
+import { readJournal } from './support/mcp-fixture-server.js';
+import { ScriptedModelServer } from './support/model-server.js';
+import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
+
+const TOKEN = 'gateway-test-token';
+const CHROMIUM = '/usr/bin/chromium';
+const GOAL = 'Exercise the fixture tools: echo and add numbers';
+
+let dir: string;
+let journal: string;
+let server: ScriptedModelServer;
+let script: RoleScript;
+let mcp: McpCatalog;
+let worker: TestWorker;
+let client: SessionClient;
+let gateway: Gateway;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'gateway-'));
+  journal = join(dir, 'journal.log');
+  const { servers } = parseMcpConfig(
+    { mcpServers: { fixture: fixtureMcpEntry(dir, ['echo', 'add'], { MCP_FIXTURE_JOURNAL: journal }) } },
+    'mcp.json',
+  );
+  const base = loadCatalogDir('catalog').entries;
+  const catalog = new IndexedCatalog(base);
+  mcp = new McpCatalog(servers, { onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries) });
+  await mcp.start();
+  server = await ScriptedModelServer.start();
+  script = scriptRoles(server);
+  script.selection.set(GOAL, { skills: [], toolsets: ['mcp-fixture'] });
+  worker = await startWorker({ models: scriptedModels(server), catalog, mcp });
+  client = await SessionClient.connect({ address: inject('temporalAddress'), taskQueue: worker.taskQueue });
+  gateway = await startGateway({ client, feed: worker.events, token: TOKEN });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await client?.close();
+  await worker?.stop();
+  await mcp?.close();
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+async function post(path: string, body: unknown): Promise<Response> {
+  return fetch(`${gateway.url}${path}`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+/** Reads SSE messages until `done` (or the stream ends); aborts the connection afterwards. */
+async function readStream(
+  path: string,
+  headers: Record<string, string>,
+  done: (events: SessionEvent[]) => boolean,
+): Promise<{ events: SessionEvent[]; ids: string[] }> {
+  const stop = new AbortController();
+  const response = await fetch(`${gateway.url}${path}`, { headers: { ...auth, ...headers }, signal: stop.signal });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const events: SessionEvent[] = [];
+  const ids: string[] = [];
+  let finished = false;
+  const parser = createParser({
+    onEvent(message) {
+      if (finished || message.event) return;
+      events.push(JSON.parse(message.data) as SessionEvent);
+      if (message.id) ids.push(message.id);
+      if (done(events)) finished = true;
+    },
+  });
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  const timeout = setTimeout(() => stop.abort(), 30_000);
+  try {
+    while (!finished) {
+      const { value, done: ended } = await reader.read();
+      if (ended) break;
+      parser.feed(decoder.decode(value, { stream: true }));
+    }
+  } catch (err) {
+    if (!stop.signal.aborted) throw err;
+  } finally {
+    clearTimeout(timeout);
+    stop.abort();
+  }
+  return { events, ids };
+}
+
+const turnFinished = (events: SessionEvent[]) => events.some((e) => e.kind === 'turn.finished');
+
+describe('gateway', () => {
+  it('refuses requests without the bearer token and serves the OpenAPI document without one', async () => {
+    expect((await fetch(`${gateway.url}/approvals`)).status).toBe(401);
+    expect((await fetch(`${gateway.url}/approvals`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    const openapi = (await (await fetch(`${gateway.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(openapi.paths)).toEqual(
+      expect.arrayContaining([
+        '/sessions/{id}/events',
+        '/sessions/{id}/messages',
+        '/sessions/{id}/approvals/{approvalId}/approve',
+        '/sessions/{id}/approvals/{approvalId}/reject',
+        '/sessions/{id}/tool-results/{callId}',
+        '/approvals',
+      ]),
+    );
+  });
+
+  it('sends a message, names a bad field, and 404s an unknown Session', async () => {
+    const sessionId = uniqueId('gw-send');
+    const sent = await post(`/sessions/${sessionId}/messages`, { text: GOAL });
+    expect(sent.status).toBe(200);
+    expect(await sent.json()).toMatchObject({ seq: 1, duplicate: false });
+    const bad = await post(`/sessions/${sessionId}/messages`, { text: 42 });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/text/);
+    expect((await fetch(`${gateway.url}/sessions/${uniqueId('nobody')}`, { headers: auth })).status).toBe(404);
+  });
+
+  it('a stream cut mid-turn and resumed with Last-Event-ID sees every durable event exactly once', async () => {
+    const sessionId = uniqueId('gw-sse');
+    await post(`/sessions/${sessionId}/messages`, { text: GOAL });
+    await client.waitForDecision(sessionId, 1);
+    // Turn 2 calls `echo`, then replies: cut the stream after its first three events.
+    server.enqueue(
+      MODEL.agent,
+      { toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'hello' } }] },
+      { content: 'Echoed.' },
+    );
+    script.relevance.set('echo hello', [0.9, 0.9]);
+    const head = await client.eventsAfter(sessionId);
+    const start = head.lastId!;
+    await post(`/sessions/${sessionId}/messages`, { text: 'echo hello' });
+    const first = await readStream(`/sessions/${sessionId}/events?after=${start}`, {}, (e) => e.length >= 3);
+    expect(first.ids).toHaveLength(3);
+    const rest = await readStream(
+      `/sessions/${sessionId}/events`,
+      { 'last-event-id': first.ids.at(-1)! },
+      turnFinished,
+    );
+    const seen = [...first.ids, ...rest.ids];
+    expect(new Set(seen).size).toBe(seen.length);
+    const log = await client.eventsAfter(sessionId, start);
+    expect(seen).toEqual(log.events.map((e) => e.id));
+    const kinds = [...first.events, ...rest.events].map((e) => e.kind);
+    expect(kinds).toEqual(expect.arrayContaining(['tool.proposed', 'tool.started', 'tool.finished', 'turn.finished']));
+  });
+
+  describe.skipIf(!existsSync(CHROMIUM))('the approval inbox page', () => {
+    let browser: BrowserContext;
+
+    beforeAll(async () => {
+      browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'inbox-chromium-')), {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      });
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    it('lists a waiting call with its tool and arguments, approves it with a note, and the tool runs once', async () => {
+      const sessionId = uniqueId('gw-inbox');
+      await post(`/sessions/${sessionId}/messages`, { text: GOAL });
+      await client.waitForDecision(sessionId, 1);
+      server.enqueue(
+        MODEL.agent,
+        { toolCalls: [{ id: 'call_1', name: 'add', arguments: { a: 19, b: 23 } }] },
+        { content: 'The sum is 42.' },
+      );
+      script.relevance.set('add 19 and 23', [0.9, 0.9]);
+      await post(`/sessions/${sessionId}/messages`, { text: 'add 19 and 23' });
+      const waiting = await client.waitForDecision(sessionId, 2);
+      expect(waiting?.agent?.outcome).toBe('waiting-approval');
+
+      const page = await browser.newPage();
+      await page.goto(`${gateway.url}/inbox?access_token=${TOKEN}`);
+      const row = page.locator(`tr[data-session-id="${sessionId}"]`);
+      await row.waitFor({ timeout: 30_000 });
+      expect(await row.textContent()).toContain('add');
+      expect(await row.textContent()).toContain('{"a":19,"b":23}');
+      await row.locator('input[name="note"]').fill('checked the numbers');
+      await row.getByRole('button', { name: 'Approve' }).click();
+
+      const done = await client.waitForDecision(sessionId, 2);
+      expect(done?.agent?.outcome).toBe('replied');
+      expect(done?.agent?.toolCalls).toEqual([
+        expect.objectContaining({
+          tool: 'add',
+          status: 'ok',
+          approval: expect.objectContaining({ approved: true, by: 'inbox', note: 'checked the numbers' }),
+        }),
+      ]);
+      const ran = readJournal(journal).filter((l) => l.kind === 'ran' && l.key.startsWith(`${sessionId}:`));
+      expect(ran).toHaveLength(1);
+      // The page follows the inbox's changes: the answered row goes away without a reload.
+      await waitFor(
+        () => row.count(),
+        (n) => n === 0,
+      );
+      await page.close();
+    });
+  });
+});
