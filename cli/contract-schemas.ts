@@ -30,6 +30,7 @@ import {
   StageRecord,
 } from '../contract/state.js';
 import { GoalsResult, LimitArgument, ResultRequest, TurnResult, SessionView } from '../contract/queries.js';
+import { EventsPage, EventsRequest } from '../contract/events.js';
 import { FIRST_MESSAGE } from './contract-examples.js';
 
 type Name = keyof typeof api.DESCRIPTIONS;
@@ -110,6 +111,7 @@ export const SPECS: Spec[] = [
   { kind: 'query', name: 'snapshot', argument: null, result: SessionView },
   { kind: 'query', name: 'history', argument: LimitArgument, result: z.array(BoundInput) },
   { kind: 'query', name: 'outOfScope', argument: null, result: z.array(OutOfScopeRequest) },
+  { kind: 'query', name: 'events', argument: EventsRequest, result: EventsPage },
 ];
 
 /** Every signal, query and update defined in contract/api.ts, as `{ kind, name }`. */

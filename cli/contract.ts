@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
+import { EVENT_KINDS } from '../contract/events.js';
 import * as api from '../contract/api.js';
 import { workflowIdFor } from '../contract/ids.js';
 import { MAX_RESOURCES, MAX_TEXT_CHARS, SessionId, SessionStart } from '../contract/messages.js';
@@ -253,6 +254,19 @@ function markdown(): string {
       );
     }
     if (spec.name === 'decisions') p('A record from a real run (scripted models):', fence(EXAMPLE_DECISION));
+    if (spec.name === 'events') {
+      p(
+        'The Session’s event stream (contract/events.ts). Durable events are appended to a bounded log in the ' +
+          'Session’s state (the newest 300) and pushed live by the worker; each has an `id` `<seq>.<ordinal>` ' +
+          '(the input the Session was working on, 0 before the first, then the event’s place among its events), ' +
+          'the `prev` id before it (null for the first), `seq`, workflow time `at` and a `kind`: ' +
+          EVENT_KINDS.map(code).join(', ') +
+          '. `agent.delta` is best effort and never in the log. Text fields are clipped to 2,048 bytes. `gap` is ' +
+          'true when the log dropped events after `after` that the caller never saw (read the snapshot again); ' +
+          '`more` when `limit` cut the page. `SessionClient.events` and the gateway’s Server-Sent Events ' +
+          '(`GET /sessions/{id}/events`, `Last-Event-ID`) follow it with the live push in between.',
+      );
+    }
   }
   p(
     '### Stage names',
