@@ -128,6 +128,8 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   // Under a worker policy, control items wait for it (and for their signature's check) one at a
   // time, in arrival order: the chain keeps ordering while a verification is in flight.
   let controlTail: Promise<void> = Promise.resolve();
+  // Control items waiting in that chain.
+  let pendingControl = 0;
   const verifiedThenApplied = async (kind: ControlKind, raw: unknown): Promise<void> => {
     const known = await policyKnown();
     if (known.signedControl && kind !== 'notification') {
@@ -158,7 +160,17 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   };
   const control = (kind: ControlKind) => (raw: unknown) => {
     if (!policyOn) return applyNow(kind, raw);
-    const mine = controlTail.then(() => verifiedThenApplied(kind, raw));
+    // Nothing to verify and nothing queued ahead of it: applied at once, in order with the task
+    // inputs of the same activation (a pause, then messages, holds them; a close refuses what follows).
+    if (pendingControl === 0 && policy !== null && (!policy.signedControl || kind === 'notification')) {
+      return applyNow(kind, raw);
+    }
+    pendingControl++;
+    const mine = controlTail
+      .then(() => verifiedThenApplied(kind, raw))
+      .finally(() => {
+        pendingControl--;
+      });
     controlTail = mine;
     return mine;
   };
@@ -201,9 +213,17 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   });
 
   // Server-side limits win: the worker's caps bound the settings before anything is scheduled with them.
+  // Asked after the handlers (which may already have run for a buffered first input) and before the
+  // worker-policy await, so each marker sits in the same place in every history: the places these
+  // patches had before worker policies existed.
+  // Sessions started before budgets existed send none with their model calls (docs/patches.md).
+  const budgetsOn = patched('model-budgets');
+  // Sessions started before judging ahead existed replay one input at a time.
+  const lookaheadOn = patched('relevance-lookahead');
+  let asked: WorkerPolicy | null = null;
   if (policyOn) {
-    policy = await askWorkerPolicy();
-    const capped = applyCaps(state, policy, {
+    asked = await askWorkerPolicy();
+    const capped = applyCaps(state, asked, {
       ownQueue: workflowInfo().taskQueue,
       fresh,
       now: Date.now(),
@@ -214,14 +234,12 @@ export async function session(input: SessionInput): Promise<SessionResult> {
 
   const shouldContinueAsNew = () =>
     workflowInfo().continueAsNewSuggested || inputsThisRun >= state.settings.continueAsNewAfter;
-  // Sessions started before budgets existed send none with their model calls (docs/patches.md).
-  const meter = makeMeter(state, patched('model-budgets'));
+  const meter = makeMeter(state, budgetsOn);
   const activities = makeActivities(state.settings, meter);
   const ctx: SessionContext = {
     state,
     activities,
-    // Sessions started before judging ahead existed replay one input at a time.
-    lookahead: patched('relevance-lookahead') ? makeLookahead(state, activities.relevance) : null,
+    lookahead: lookaheadOn ? makeLookahead(state, activities.relevance) : null,
     taskQueue: workflowInfo().taskQueue,
     meter,
     show: Object.assign((name?: SessionStage) => stage.show(name), {
@@ -239,6 +257,9 @@ export async function session(input: SessionInput): Promise<SessionResult> {
 
   stage.show();
   stage.publish();
+  // Control items that arrived meanwhile wait for the policy; it is set only now, after this run's
+  // start-up commands, so they apply after them in the first execution and in every replay alike.
+  policy = asked;
 
   const wake = () => hasWork() || finished() || shouldContinueAsNew() || (state.turn !== null && !parked);
   for (;;) {

@@ -135,9 +135,10 @@ describe('an agent task queue off the allow-list', () => {
 
   it('accepts a queue the worker allows', async () => {
     const handle = await startSession(worker, { settings: { agentTaskQueue: allowedQueue } });
+    // A query may be answered before the run has its policy (a local activity): wait for the caps.
     const view = await waitFor(
       () => handle.query(snapshotQuery),
-      (v) => v.stage === 'Idle',
+      (v) => v.stage === 'Idle' && v.settingsClamped.length > 0,
     );
     expect(view.settings.agentTaskQueue).toBe(allowedQueue);
     // A default above a cap is clamped too: the Session uses the cap and says so.
