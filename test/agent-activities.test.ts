@@ -210,7 +210,7 @@ describe('agentStep', () => {
       'Session-wide goal: Write the user guide and ship it as Word',
       'Current phase goal: Convert the Markdown guide to Word',
       '"new-phase"',
-      'Phase 1 (goal: Draft the guide): The guide was drafted in guide.md.',
+      '### Phase 1 (goal: Draft the guide)\nThe guide was drafted in guide.md.',
       '## Skill: Convert Markdown to Word (DOCX) (markdown-to-docx)',
       'Locate the source `.md` in the workspace',
     ]) {

@@ -162,7 +162,7 @@ describe('the doc-convert demo MCP server', () => {
         calls: [{ ...(call ?? { callId: '', tool: '', arguments: '' }), status: 'ok', output: result.output }],
       },
     ];
-    expect(await agentStep({ ...base, transcript, step: 2 })).toEqual({
+    expect(await agentStep({ ...base, transcript, step: 2 })).toMatchObject({
       kind: 'reply',
       text: 'guide.docx is ready in the workspace.',
     });

@@ -161,7 +161,7 @@ describe('environment preparation failures', () => {
     expect((await handle.query(goalsQuery)).phase?.text).toBe(next);
   });
 
-  it('keeps the previous phase uncompacted when compaction fails', async () => {
+  it('keeps a hand-off built from the previous phase’s record when compaction fails', async () => {
     const goal = 'Draft the incident timeline for the payments outage';
     const { handle } = await establishedSession(goal);
     f.script.summary.set(goal, faults.malformed());
@@ -170,9 +170,13 @@ describe('environment preparation failures', () => {
     f.script.selection.set(next, { skills: ['email-drafting'] });
     await send(handle, next);
     const record = await decided(handle, 2);
-    expect(record.fallbacks).toEqual([expect.stringMatching(/^compaction: ModelInvalidOutput.*uncompacted$/)]);
+    expect(record.fallbacks).toEqual([
+      expect.stringMatching(/^compaction: ModelInvalidOutput.*the phase keeps a hand-off built from its record$/),
+    ]);
     const snapshot = await handle.query(snapshotQuery);
-    expect(snapshot.phase?.previous).toEqual([{ index: 0, goal, compaction: 'failed', summary: null }]);
+    expect(snapshot.phase?.previous).toEqual([
+      { index: 0, goal, compaction: 'failed', summary: expect.stringContaining(`Phase goal: ${goal}`) as string },
+    ]);
   });
 
   it('records a failed agent turn without losing the decision', async () => {

@@ -117,7 +117,13 @@ describe("the source article's Session", () => {
     ]);
     const snapshot = await handle.query(snapshotQuery);
     expect(snapshot.phase?.previous).toEqual([
-      { index: 0, goal: GUIDE, compaction: 'compacted', summary: `Summary of: ${GUIDE}` },
+      // The hand-off quotes the phase goal from the record, then the compaction model's summary.
+      {
+        index: 0,
+        goal: GUIDE,
+        compaction: 'compacted',
+        summary: `Phase goal: ${GUIDE}\nSummary: Summary of: ${GUIDE}`,
+      },
     ]);
     // The compaction summary is stored with the phase, never in the goals.
     expect(JSON.stringify(goals3)).not.toContain('Summary of');
