@@ -3,6 +3,7 @@
  * Pure functions of query results, so the output is the same on a TTY and in a pipe.
  */
 import Table from 'cli-table3';
+import type { SessionEvent } from '../contract/events.js';
 import type { BoundInput, DecisionRecord, SessionSummary, SessionView } from '../client/index.js';
 import { clip } from '../contract/text.js';
 import type { UsageSum, UsageTotals } from '../contract/usage.js';
@@ -275,4 +276,37 @@ export function formatDecisionLine(record: DecisionRecord): string {
     .filter(Boolean)
     .join(' · ');
   return `decision #${record.seq}: ${record.decision} (${scores(record)})${extra ? ` · ${extra}` : ''}`;
+}
+
+/** One line per event of the event stream (`harness watch` with a gateway). */
+export function formatEvent(event: SessionEvent): string {
+  const head = `${event.id.padEnd(6)} ${event.kind}`;
+  switch (event.kind) {
+    case 'input.bound':
+      return `${head}: ${clip(event.text, 100)}`;
+    case 'decision':
+      return `${head}: ${event.decision}${event.degraded ? ` (degraded: ${clip(event.degraded, 80)})` : ''}`;
+    case 'stage.started':
+      return `${head}: ${event.stage}`;
+    case 'stage.finished':
+      return `${head}: ${event.stage} → ${clip(event.outcome, 80)}`;
+    case 'capabilities.changed':
+      return `${head}: ${[...event.added.map((a) => `+${a}`), ...event.removed.map((r) => `-${r}`)].join(' ')}`;
+    case 'tool.proposed':
+    case 'approval.waiting':
+      return `${head}: ${event.tool}(${clip(event.arguments, 80)})${event.kind === 'approval.waiting' ? ` approvalId ${event.approvalId}` : ''}`;
+    case 'tool.approved':
+    case 'tool.rejected':
+      return `${head}: ${event.tool} ${event.approvalId}${event.by ? ` by ${event.by}` : ''}${event.note ? `: ${clip(event.note, 80)}` : ''}`;
+    case 'tool.started':
+      return `${head}: ${event.tool} (${event.callId})`;
+    case 'tool.finished':
+      return `${head}: ${event.tool} [${event.status}] ${clip(event.output, 80)}`;
+    case 'agent.delta':
+      return `${head}: ${clip(event.text, 100)}`;
+    case 'turn.finished':
+      return `${head}: ${event.outcome}${event.reply ? `: ${clip(event.reply, 100)}` : event.reason ? ` (${clip(event.reason, 100)})` : ''}`;
+    case 'session.closed':
+      return `${head}: ${event.reason}`;
+  }
 }

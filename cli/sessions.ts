@@ -7,7 +7,9 @@ import { Option, type Command } from 'commander';
 import ora from 'ora';
 import type { Progress, StartOptions } from '../client/index.js';
 import type { CliIO, CommandContext } from './context.js';
-import { formatDecision, formatDecisionLine, formatInspect, formatList, formatStage } from './format.js';
+import { formatDecision, formatDecisionLine, formatEvent, formatInspect, formatList, formatStage } from './format.js';
+import { GatewayEventFeed } from '../client/sse-feed.js';
+import { gatewayFromEnv } from './gateway-env.js';
 import { collect, duration, nonNegativeInt, positiveInt } from './options.js';
 
 interface SendOptions {
@@ -110,7 +112,9 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
 
   program
     .command('watch')
-    .description('follow stage and decision changes of a Session until it closes (Ctrl-C to stop)')
+    .description(
+      'follow a Session until it closes (Ctrl-C to stop): live events from the gateway (HARNESS_GATEWAY_URL, or the one `npm start` runs), else stage and decision changes by polling',
+    )
     .argument('<session>', 'session id')
     .addOption(new Option('--since <seq>', 'also print decisions after this seq').argParser(nonNegativeInt))
     .option('--json', 'one JSON object per event')
@@ -120,6 +124,31 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
       process.once('SIGINT', onSigint);
       try {
         await withClient(cmd, async (client) => {
+          const gateway = gatewayFromEnv(process.env);
+          // A gateway that does not answer (npm start stopped, say) leaves watch to poll as before.
+          const reachable =
+            gateway !== null &&
+            (await fetch(`${gateway.url}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+              (r) => r.ok,
+              () => false,
+            ));
+          if (gateway && reachable) {
+            // Live from the gateway's event stream: one log read to start, no polling while idle.
+            const feed = new GatewayEventFeed(gateway.url, gateway.token);
+            const after =
+              opts.since !== undefined
+                ? `${opts.since}.${Number.MAX_SAFE_INTEGER}`
+                : (await client.eventsAfter(sessionId)).lastId;
+            if (!opts.json) line(`watching ${sessionId} after event ${after ?? '(none)'}, live from ${gateway.url}`);
+            for await (const event of client.events(sessionId, {
+              feed,
+              signal: stop.signal,
+              ...(after ? { after } : {}),
+            })) {
+              line(opts.json ? JSON.stringify(event) : formatEvent(event));
+            }
+            return;
+          }
           const events = client.watch(sessionId, {
             signal: stop.signal,
             ...(opts.since !== undefined ? { sinceSeq: opts.since } : {}),

@@ -43,10 +43,14 @@ export async function* followEvents(
     wake = undefined;
   };
   stop?.addEventListener('abort', notify);
-  const unsubscribe = options.feed?.subscribe(sessionId, (event) => {
-    pushed.push(event);
-    notify();
-  });
+  const unsubscribe = options.feed?.subscribe(
+    sessionId,
+    (event) => {
+      pushed.push(event);
+      notify();
+    },
+    options.after,
+  );
   try {
     for (;;) {
       // Catch up from the durable log.

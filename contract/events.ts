@@ -202,7 +202,12 @@ export interface EventSinks extends Sinks {
  */
 export interface EventFeed {
   /** Calls `listener` with each event pushed for the Session until the returned function is called. */
-  subscribe(sessionId: string, listener: (event: SessionEvent | EventHint) => void): () => void;
+  subscribe(
+    sessionId: string,
+    listener: (event: SessionEvent | EventHint) => void,
+    /** The last id the subscriber has; a feed that can replay (the gateway's) starts after it. */
+    after?: string,
+  ): () => void;
   /** Calls `listener` with every Session's pushed events (the approval inbox follows them all). */
   subscribeAll?(listener: (sessionId: string, event: SessionEvent | EventHint) => void): () => void;
 }

@@ -10,6 +10,7 @@ import { isEntryPoint } from '../worker/entry-point.js';
 import { startDevServer } from './dev-server.js';
 import { ensureSearchAttributes } from '../worker/search-attributes-setup.js';
 import { runWorker } from '../worker/run-worker.js';
+import { startDevGateway } from './dev-gateway.js';
 import { TemporalCliError, ensureTemporalCli } from './temporal-cli.js';
 
 export interface DevOptions {
@@ -69,7 +70,7 @@ export async function runDev(options: DevOptions = {}): Promise<void> {
     log(`Temporal Web UI: ${server.uiUrl}/namespaces/${config.temporal.namespace}/workflows`);
     process.removeListener('SIGINT', interrupt);
     process.removeListener('SIGTERM', interrupt);
-    await runWorker(config, log);
+    await runWorker(config, log, { alongside: (built) => startDevGateway(config, built.events, log) });
   } finally {
     log('stopping temporal server');
     await stopServer();

@@ -4,6 +4,7 @@
  * Last-Event-ID with every durable event exactly once, the OpenAPI document, and the approval inbox
  * page approving a waiting call in a real browser (Debian's chromium; skipped without it).
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -171,6 +172,50 @@ describe('gateway', () => {
     expect(seen).toEqual(log.events.map((e) => e.id));
     const kinds = [...first.events, ...rest.events].map((e) => e.kind);
     expect(kinds).toEqual(expect.arrayContaining(['tool.proposed', 'tool.started', 'tool.finished', 'turn.finished']));
+  });
+
+  it('harness watch prints the events live from the gateway until the Session closes', async () => {
+    const sessionId = uniqueId('gw-watch');
+    await post(`/sessions/${sessionId}/messages`, { text: GOAL });
+    await client.waitForDecision(sessionId, 1);
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
+    );
+    const child = spawn(
+      process.execPath,
+      ['bin/harness.js', '--address', inject('temporalAddress'), '--task-queue', worker.taskQueue, 'watch', sessionId],
+      {
+        env: { ...env, HARNESS_GATEWAY_URL: gateway.url, HARNESS_GATEWAY_TOKEN: TOKEN },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    // Watch starts at the newest event: once it says so, make something happen.
+    await waitFor(
+      () => Promise.resolve(out),
+      (text) => text.includes(`watching ${sessionId} after event 1.`),
+    );
+    script.relevance.set('say hello', [0.9, 0.9]);
+    server.enqueue(MODEL.agent, { content: 'Hello there.' });
+    await post(`/sessions/${sessionId}/messages`, { text: 'say hello' });
+    await waitFor(
+      () => Promise.resolve(out),
+      (text) => text.includes('turn.finished'),
+    ).catch((e: unknown) => {
+      child.kill();
+      throw new Error(`${String(e)}; watch printed: ${out} ${err}`);
+    });
+    await client.command(sessionId, { name: 'close' });
+    expect(await exited).toBe(0);
+    expect(err).toBe('');
+    expect(out).toMatch(/^2\.0 +input\.bound: say hello$/m);
+    expect(out).toMatch(/turn\.finished: replied: Hello there\.$/m);
+    expect(out).toMatch(/session\.closed: close/);
+    expect(out).not.toMatch(/^1\.\d+ /m); // only what happened after it started
   });
 
   describe.skipIf(!existsSync(CHROMIUM))('the approval inbox page', () => {

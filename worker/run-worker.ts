@@ -3,7 +3,7 @@
  */
 import { Runtime } from '@temporalio/worker';
 import type { HarnessConfig } from './config.js';
-import { createSessionWorker } from './create-worker.js';
+import { createSessionWorker, type BuiltWorker } from './create-worker.js';
 import { installTelemetry } from './telemetry.js';
 
 /**
@@ -13,7 +13,11 @@ import { installTelemetry } from './telemetry.js';
 export async function runWorker(
   config: HarnessConfig,
   log: (line: string) => void,
-  options: { installRuntime?: boolean } = {},
+  options: {
+    installRuntime?: boolean;
+    /** Started once the worker is built (npm start runs the HTTP gateway here); its stop runs after the worker's. */
+    alongside?: (built: BuiltWorker) => Promise<() => Promise<void>>;
+  } = {},
 ): Promise<void> {
   if (options.installRuntime !== false) {
     const { metricsUrl } = installTelemetry(config.telemetry);
@@ -46,10 +50,13 @@ export async function runWorker(
     `worker polling task queue "${config.temporal.taskQueue}" on ${config.temporal.address} (namespace ${config.temporal.namespace}` +
       `${config.temporal.tls ? ', TLS' : ''}${config.encryptionKeys.length > 0 ? `, payloads encrypted with key "${config.encryptionKeys[0]?.id}"` : ''})`,
   );
+  let stopAlongside: (() => Promise<void>) | undefined;
   // Worker.run installs its own SIGINT/SIGTERM handling and drains in-flight tasks before returning.
   try {
+    stopAlongside = await options.alongside?.(built);
     await built.worker.run();
   } finally {
+    await stopAlongside?.();
     await built.close();
   }
 }

@@ -1,0 +1,19 @@
+/**
+ * Where the CLI finds the HTTP gateway: `HARNESS_GATEWAY_URL` (with `HARNESS_GATEWAY_TOKEN`), else the
+ * one `npm start` runs, when its token file exists in the data folder.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { devTokenFile } from '../dev/dev-gateway.js';
+
+export function gatewayFromEnv(env: NodeJS.ProcessEnv): { url: string; token: string | null } | null {
+  const url = env.HARNESS_GATEWAY_URL?.trim();
+  const token = env.HARNESS_GATEWAY_TOKEN?.trim() || null;
+  if (url) return { url: url.replace(/\/+$/, ''), token };
+  const file = devTokenFile(resolve(env.HARNESS_DATA_DIR?.trim() || '.data'));
+  if (!existsSync(file)) return null;
+  return {
+    url: `http://127.0.0.1:${env.HARNESS_GATEWAY_PORT ?? 7244}`,
+    token: token ?? readFileSync(file, 'utf8').trim(),
+  };
+}
