@@ -123,7 +123,17 @@ export function renderDetails(state: SessionState, stage: SessionStage): string 
     lines.push('', `**Artifacts:** ${clip(newest.join(', '), 400)}${more}`);
   }
   if (state.parentSessionId) lines.push('', `**Parent session:** ${state.parentSessionId}`);
-  if (state.children.length > 0)
-    lines.push('', `**Sub-sessions:** ${state.children.map((c) => c.sessionId).join(', ')}`);
+  if (state.children.length > 0) {
+    // Newest first, each with where it stands and what it last answered.
+    const children = state.children
+      .slice(-5)
+      .reverse()
+      .map((c) => {
+        const reply = c.lastReply ? `, last reply (${c.lastReply.outcome}): ${clip(c.lastReply.text ?? '—', 120)}` : '';
+        return `${c.sessionId} (${c.status}${c.awaiting > 0 ? `, ${c.awaiting} awaiting` : ''}${reply})`;
+      });
+    const more = state.children.length > 5 ? ` and ${state.children.length - 5} earlier` : '';
+    lines.push('', `**Sub-sessions:** ${clip(children.join('; '), 900)}${more}`);
+  }
   return lines.join('\n');
 }

@@ -120,3 +120,32 @@ describe('a decision in `harness inspect`', () => {
     expect(formatInspect(view(), [record])).toContain('(deny: no-secrets)');
   });
 });
+
+describe('sub-sessions in the Web UI details', () => {
+  it('shows each child with its status, what it still awaits and its last reply', () => {
+    const state = initialState({ sessionId: 'research' });
+    state.children = [
+      ChildSession.parse({
+        sessionId: 'research.sub-aaaa',
+        goal: 'Weather',
+        createdAtSeq: 1,
+        lastRoutedSeq: 1,
+        routed: 1,
+      }),
+      ChildSession.parse({
+        sessionId: 'research.sub-bbbb',
+        goal: 'Translate',
+        createdAtSeq: 2,
+        lastRoutedSeq: 3,
+        routed: 2,
+        status: 'working',
+        awaiting: 1,
+        lastReply: { sessionId: 'research.sub-bbbb', seq: 1, outcome: 'replied', text: 'Bonjour.', at: 5 },
+      }),
+    ];
+    const details = renderDetails(state, 'Idle');
+    expect(details).toContain(
+      '**Sub-sessions:** research.sub-bbbb (working, 1 awaiting, last reply (replied): Bonjour.); research.sub-aaaa (idle)',
+    );
+  });
+});
