@@ -54,10 +54,9 @@ export function applyToTurn(
       if (!approval.approved) emitCallFinished(state, call);
     }
   } else {
-    const toolResult = ToolResultInput.parse(result.payload);
-    why = applyToolResult(state, toolResult);
-    const call = why === null ? state.turn?.step?.calls.find((c) => c.callId === toolResult.callId) : undefined;
-    if (call) emitCallFinished(state, call);
+    const applied = applyToolResult(state, ToolResultInput.parse(result.payload));
+    why = 'refused' in applied ? applied.refused : null;
+    if ('answered' in applied) emitCallFinished(state, applied.answered);
   }
   if (why !== null) {
     recordRejection(state, { at: now, via: kind, messageId: result.event.id, reason: why }, 'unknown-id');

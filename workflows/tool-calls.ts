@@ -196,13 +196,16 @@ export function applyApproval(
   return { answered: call };
 }
 
-/** Applies an external tool's result to the call it names; null when applied, or why not. */
-export function applyToolResult(state: SessionState, result: ToolResultInput): string | null {
+/** Applies an external tool's result to the call it names: the call it answered, or why it answered none. */
+export function applyToolResult(
+  state: SessionState,
+  result: ToolResultInput,
+): { answered: PendingCall } | { refused: string } {
   const call = externalCalls(state.turn).find((c) => c.callId === result.callId);
-  if (!call) return `tool result ${result.callId} matches no tool call waiting for an external result`;
+  if (!call) return { refused: `tool result ${result.callId} matches no tool call waiting for an external result` };
   const output = typeof result.output === 'string' ? result.output : (JSON.stringify(result.output) ?? 'null');
   finishCall(call, result.isError ? 'error' : 'ok', output);
-  return null;
+  return { answered: call };
 }
 
 /** Marks every unfinished call of the step as interrupted. */
