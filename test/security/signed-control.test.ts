@@ -107,6 +107,18 @@ async function waitingSession(w: TestWorker, a: number, b: number): Promise<Work
 
 const refusals = (v: SessionView) => v.counts.rejectedBy['unauthenticated'] ?? 0;
 
+/**
+ * The turn's result once the approval just sent has been checked and applied: under signed control
+ * the check is a local activity, so a `result` read at once may still see the call waiting.
+ */
+async function resultAfterApproval(handle: WorkflowHandle): Promise<TurnResult> {
+  await waitFor(
+    () => view(handle),
+    (v) => v.pendingApprovals.length === 0,
+  );
+  return handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+}
+
 describe('under signed control', () => {
   it('refuses an unsigned approval (the call keeps waiting) and applies a signed one', async () => {
     const handle = await waitingSession(signed, 2, 3);
@@ -127,7 +139,7 @@ describe('under signed control', () => {
 
     const [pending] = refused.pendingApprovals;
     await client.approve(sessionId, '2:1:call_1', { argumentsHash: pending?.argumentsHash, approver: 'alice' });
-    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    const done = await resultAfterApproval(handle);
     expect(done.record?.agent?.toolCalls).toEqual([
       expect.objectContaining({ status: 'ok', result: '5', approval: expect.objectContaining({ by: 'alice' }) }),
     ]);
@@ -156,7 +168,7 @@ describe('under signed control', () => {
 
     // The same body, signed for this Session and in time, applies.
     await handle.signal(approvalSignal, { ...body, signature: good });
-    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    const done = await resultAfterApproval(handle);
     expect(done.record?.agent?.toolCalls[0]).toMatchObject({ status: 'ok', result: '8' });
   });
 
@@ -217,7 +229,7 @@ describe('under signed control', () => {
       HARNESS_CONTROL_KEY: keyEnv,
     });
     expect(run).toMatchObject({ code: 0, stderr: '' });
-    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    const done = await resultAfterApproval(handle);
     expect(done.record?.agent?.toolCalls[0]).toMatchObject({
       status: 'ok',
       result: '13',
