@@ -65,6 +65,11 @@ export class LocalModels implements RoleModels {
     return this.pool?.threadIds() ?? [];
   }
 
+  /** Resolves once the scoring threads have loaded their models; at once without a pool. */
+  ready(): Promise<void> {
+    return this.pool?.ready() ?? Promise.resolve();
+  }
+
   /** Stops the scoring threads, if any. */
   close(): Promise<void> {
     return this.pool?.close() ?? Promise.resolve();

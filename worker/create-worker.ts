@@ -188,6 +188,12 @@ export async function createSessionWorker(
     memories ??= await openMemoryStore({ url: config.memoryUrl, file: config.memoryDb });
     const models = overrides.models ?? createModels(config.models);
     if (!overrides.models && models instanceof LocalModels) opened.push(() => models.close());
+    // The scoring threads load their models (about 2 s) while the worker connects and bundles; the
+    // worker is returned, and so polls, only once they are ready. A pool that fails to load is
+    // reported, not fatal: its tasks fail and are retried like any model failure.
+    const warming = (models instanceof LocalModels ? models.ready() : Promise.resolve()).catch((err: unknown) => {
+      overrides.log?.(`scoring threads failed to warm up: ${err instanceof Error ? err.message : String(err)}`);
+    });
     // Helper roles over budget are answered by the local provider, built on first need.
     let fallback: LocalModels | undefined;
     const fallbackModels: RoleModels =
@@ -280,6 +286,7 @@ export async function createSessionWorker(
         ...(toolPolicy ? { toolPolicy } : {}),
       }),
     });
+    await warming;
     return {
       worker,
       connection,

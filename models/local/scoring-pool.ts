@@ -46,6 +46,25 @@ export class ScoringPool {
     });
   }
 
+  /**
+   * Resolves once every thread has loaded its models (the thread file warms them at load, see
+   * scoring-thread.ts): one trivial task per thread, all at once, so each idle thread takes one. A
+   * worker awaits this before it polls, so the first message does not pay for the load.
+   */
+  async ready(): Promise<void> {
+    if (this.closed) throw closedError();
+    const task: LocalRoleTask = {
+      role: 'relevance',
+      request: { message: { text: 'ready', resources: [] }, phaseGoal: 'ready', sessionGoal: '' },
+    };
+    const settings: LocalRoleSettings = {
+      maxTerms: 1,
+      orchestration: { floor: 1, perKind: 0 },
+      summary: { maxSentences: 0, maxWords: 0 },
+    };
+    await Promise.all(Array.from({ length: this.size }, () => this.pool.run({ task, settings })));
+  }
+
   /** Thread ids of the pool's threads (tests use them to see that work left the main thread). */
   threadIds(): number[] {
     return this.pool.threads.map((t) => t.threadId);

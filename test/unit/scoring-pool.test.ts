@@ -54,6 +54,15 @@ describe('LocalModels with scoring threads', () => {
 });
 
 describe('ScoringPool', () => {
+  it('is ready once every thread has loaded, and refuses once closed', async () => {
+    const pool = new ScoringPool(2);
+    await pool.ready();
+    // Both threads answered a task, so both loaded the thread file and its warm-up.
+    expect(new Set(pool.threadIds()).size).toBe(2);
+    await pool.close();
+    await expect(pool.ready()).rejects.toThrow('the scoring pool is closed');
+  });
+
   it('drops a waiting task whose call is cancelled and still runs the one before it', async () => {
     const pool = new ScoringPool(1);
     try {
