@@ -88,7 +88,8 @@ export class LocalModels implements RoleModels {
       relevance: MODEL.version,
       extraction: 'local/keywords-v1',
       orchestration: 'local/score-floor-v1',
-      compaction: 'local/extractive-v1',
+      // A phase gets the deterministic hand-off; loose transcript lines an extractive summary.
+      compaction: 'local/handoff-v1 + extractive-v1',
       agent: 'none (local provider has no agent model)',
     };
   }
