@@ -94,15 +94,17 @@ export const SESSION_CONTEXT_HEADING = '## This Session';
 
 /**
  * The system message, ordered so that what changes least comes first and a provider's prompt cache
- * keeps hitting: who the agent is and the rules, the loaded Skills and tools (fixed within a phase),
- * then the summaries: the Session goal, artifacts recorded before this input (the current input's own
+ * keeps hitting: the agent's role and rules, the loaded Skills and tools (fixed within a phase), then
+ * the summaries: the Session id and goal, artifacts recorded before this input (the current input's own
  * show in its tool steps below, so the message stays the same across the steps of a turn), earlier
  * phases' hand-offs, the phase goal, and last the decision on the latest input (the same for every
  * `continue`). The current phase's transcript follows as messages of its own.
  */
 export function agentSystemMessage(prompt: AgentStepPrompt): string {
+  // The Session id waits for the Session's own section: Sessions with the same Skills and tools
+  // then share the prefix, and a provider's cache serves them all.
   const lines = [
-    `You are the business agent of Session ${prompt.sessionId}. The Session owns its goals; work toward them.`,
+    'You are the business agent of a Session. The Session owns its goals; work toward them.',
     '',
     AGENT_RULES,
   ];
@@ -113,7 +115,12 @@ export function agentSystemMessage(prompt: AgentStepPrompt): string {
   if (tools.length > 0) {
     lines.push('', `Loaded tools: ${tools.map((t) => t.functionName).join(', ')}`);
   }
-  lines.push('', SESSION_CONTEXT_HEADING, `Session-wide goal: ${prompt.goals.session}`);
+  lines.push(
+    '',
+    SESSION_CONTEXT_HEADING,
+    `You are the business agent of Session ${prompt.sessionId}.`,
+    `Session-wide goal: ${prompt.goals.session}`,
+  );
   const inputSeq = prompt.transcript.at(-1)?.seq ?? Number.POSITIVE_INFINITY;
   const artifacts = (prompt.artifacts ?? []).filter((a) => a.seq < inputSeq);
   if (artifacts.length > 0) {

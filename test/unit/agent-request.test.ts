@@ -222,6 +222,12 @@ describe('agentRequest prefix', () => {
     while (common < first.length && first[common] === later[common]) common++;
     expect(first.slice(0, common)).toContain('## Skill: Markdown (md)\nUse ATX headings.');
     expect(first.slice(common)).toMatch(/^Write it/);
+    // Another Session with the same Skills shares everything up to its own section.
+    const other = system({ sessionId: 'other', decision: 'initialize' });
+    expect(other.indexOf('## This Session\nYou are the business agent of Session other.')).toBe(
+      first.indexOf('## This Session\nYou are the business agent of Session s.'),
+    );
+    expect(other.slice(0, other.indexOf('## This Session'))).toBe(first.slice(0, first.indexOf('## This Session')));
   });
 });
 
