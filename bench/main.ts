@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the Session against a bare-Temporal baseline on the same server in the same run,
- * plus recall, MCP refresh and dev-server pragma measurements. Prints a table with the issue-13
+ * plus recall, MCP refresh, dev-server pragma and fixed-latency model measurements. Prints a table with the issue-13
  * targets and writes every figure to a JSON file (bench/results/latest.json by default).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { isEntryPoint } from '../worker/entry-point.js';
+import { modelLatency } from './model-latency-scenario.js';
 import { mcpRefresh, recallLatency } from './recall-scenarios.js';
 import { pathological } from './pathological-scenario.js';
 import { pragmas } from './pragma-scenario.js';
@@ -26,6 +27,7 @@ export const SCENARIOS = [
   'mcp',
   'pragmas',
   'pathological',
+  'model-latency',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -48,6 +50,12 @@ export interface BenchOptions {
   pragmaInputs: number;
   /** Runs of each pathological input (10 unless set). */
   pathologicalRounds?: number;
+  /** Latency of every model call in the model-latency scenario (1000 ms unless set). */
+  modelLatencyMs?: number;
+  /** Sessions of the model-latency mix, each an initialize, continues and a new phase (3 unless set). */
+  modelLatencySessions?: number;
+  /** Continue inputs per Session of the mix, half before and half after its new phase (4 unless set). */
+  modelLatencyContinues?: number;
   profile?: string;
 }
 
@@ -133,6 +141,20 @@ export async function runBench(
     log('- pathological inputs');
     results.pathological = await pathological(options.pathologicalRounds ?? 10);
   }
+  if (selected.has('model-latency')) {
+    const latencyMs = options.modelLatencyMs ?? 1000;
+    log(`- model latency (${latencyMs} ms per model call)`);
+    results.modelLatency = await modelLatency(
+      {
+        latencyMs,
+        sessions: options.modelLatencySessions ?? 3,
+        continues: options.modelLatencyContinues ?? 4,
+        ...(options.address ? { address: options.address } : {}),
+        namespace: options.namespace,
+      },
+      log,
+    );
+  }
   results.finishedAt = new Date().toISOString();
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
@@ -172,6 +194,9 @@ async function main(): Promise<void> {
     .option('--mcp-tools <n>', 'tools each of the 5 MCP fixture servers lists (default 40)', int)
     .option('--pragma-inputs <n>', 'sequential inputs per pragma setting', int)
     .option('--pathological-rounds <n>', 'runs of each pathological input (default 10)', int)
+    .option('--model-latency-ms <n>', 'latency of every model call in the model-latency scenario (default 1000)', int)
+    .option('--model-latency-sessions <n>', 'Sessions of the model-latency mix (default 3)', int)
+    .option('--model-latency-continues <n>', 'continue inputs per Session of the model-latency mix (default 4)', int)
     .option('--profile <dir>', 'write a CPU profile of each workflow scenario here and print the top functions');
   program.parse();
   const o = program.opts<Record<string, string | number | boolean | undefined>>();
@@ -202,6 +227,9 @@ async function main(): Promise<void> {
     ...(o.mcpTools ? { mcpTools: Number(o.mcpTools) } : {}),
     pragmaInputs: pick('pragmaInputs'),
     ...(o.pathologicalRounds ? { pathologicalRounds: Number(o.pathologicalRounds) } : {}),
+    ...(o.modelLatencyMs ? { modelLatencyMs: Number(o.modelLatencyMs) } : {}),
+    ...(o.modelLatencySessions ? { modelLatencySessions: Number(o.modelLatencySessions) } : {}),
+    ...(o.modelLatencyContinues ? { modelLatencyContinues: Number(o.modelLatencyContinues) } : {}),
     ...(o.profile ? { profile: resolve(String(o.profile)) } : {}),
   };
   const results = await runBench(options);

@@ -3,6 +3,7 @@
  * same run, with the issue-13 target and whether this run meets it.
  */
 import Table from 'cli-table3';
+import { INPUT_KINDS, SPECULATION_SETTING, type ModelLatencyResult } from './model-latency-scenario.js';
 import type { PathologicalResult } from './pathological-scenario.js';
 import type { PragmaResult } from './pragma-scenario.js';
 import { MAX_TEXT_CHARS } from '../contract/messages.js';
@@ -24,6 +25,7 @@ export interface BenchResults {
   mcp?: McpRefreshResult;
   pragmas?: PragmaResult;
   pathological?: PathologicalResult;
+  modelLatency?: ModelLatencyResult;
 }
 
 type Row = [measure: string, session: string, baseline: string, ratio: string, target: string, met: string];
@@ -283,13 +285,68 @@ export function reportRows(r: BenchResults): Row[] {
   return rows;
 }
 
+const KIND_NAMES = { continue: 'continue', 'new-phase': 'new phase', initialize: 'initialize' } as const;
+
+/** The model-latency scenario's two tables (helper depth; tokens, events and actions) and its overhead line. */
+export function modelLatencyReport(m: ModelLatencyResult): string {
+  const depth = new Table({
+    style: { head: [], border: [] },
+    head: ['input kind', 'target', 'measured p50 / max', 'model calls per input', 'met'],
+    colAligns: ['left', 'left', 'right', 'left', 'left'],
+  });
+  for (const kind of INPUT_KINDS) {
+    const k = m.defaults.byKind[kind];
+    const calls = Object.entries(k.callsPerInput)
+      .map(([role, n]) => `${role} ${n}`)
+      .join(', ');
+    depth.push([KIND_NAMES[kind], `≤ ${k.target}`, `${f(k.depthP50)} / ${f(k.depthMax)}`, calls, verdict(k.met)]);
+  }
+  const off = 'byKind' in m.noSpeculation ? m.noSpeculation : null;
+  const tokens = new Table({
+    style: { head: [], border: [] },
+    head: [
+      'input kind',
+      'tokens per input (cached)',
+      `${SPECULATION_SETTING}: false`,
+      'history events per input',
+      'billable actions per input',
+    ],
+    colAligns: ['left', 'right', 'right', 'right', 'right'],
+  });
+  for (const kind of INPUT_KINDS) {
+    const k = m.defaults.byKind[kind];
+    tokens.push([
+      `${KIND_NAMES[kind]} (${k.inputs}: ${Object.entries(k.decisions)
+        .map(([d, n]) => `${n} ${d}`)
+        .join(', ')})`,
+      `${f(k.tokensPerInput)} (${f(k.cachedTokensPerInput)})`,
+      off ? f(off.byKind[kind].tokensPerInput) : '-',
+      f(k.eventsPerInput),
+      f(k.actionsPerInput),
+    ]);
+  }
+  const overhead = off
+    ? `speculative token overhead: ${f(m.speculativeOverheadPct ?? undefined, ' %')} of ${m.defaults.tokens} tokens (without speculation ${off.tokens})`
+    : 'speculation setting not available on this build';
+  return [
+    `model latency: ${m.latencyMs} ms per model call, ${m.sessions} Session(s) of initialize, ${m.continuesPerSession} continue and 1 new-phase input; load average ${m.loadavg.start} → ${m.loadavg.end}`,
+    'helper depth = elapsed / latency − the agent calls of the input (signal to finished decision record)',
+    `first input after the worker started (an initialize, not in the mix): ${m.firstInputMs} ms`,
+    depth.toString(),
+    tokens.toString(),
+    overhead,
+  ].join('\n');
+}
+
 export function printReport(r: BenchResults): void {
   const table = new Table({
     style: { head: [], border: [] },
     head: ['measure', 'Session', 'baseline', 'ratio / Δ', 'target', 'met'],
     colAligns: ['left', 'right', 'right', 'right', 'left', 'left'],
   });
-  for (const row of reportRows(r)) table.push(row);
+  const rows = reportRows(r);
+  for (const row of rows) table.push(row);
   console.log(`node ${r.machine.node}, ${r.machine.cpus} CPUs, load average ${r.machine.loadavg.join(' ')} at start`);
-  console.log(table.toString());
+  if (rows.length > 0) console.log(table.toString());
+  if (r.modelLatency) console.log(modelLatencyReport(r.modelLatency));
 }

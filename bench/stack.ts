@@ -1,7 +1,8 @@
 /**
  * The bench's Temporal stack: its own dev server (the pinned CLI, SQLite file in a temp folder, the
  * Session search attributes) or a running server (`--address`), plus one in-process worker that
- * serves both the Session and the baseline workflow with the same activities and LocalModels.
+ * serves both the Session and the baseline workflow with the same activities and LocalModels (or the
+ * models the scenario passes).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { loadCatalogDir } from '../capabilities/catalog-files.js';
 import { startDevServer, type DevServer } from '../dev/dev-server.js';
 import { ensureTemporalCli } from '../dev/temporal-cli.js';
 import { LocalModels } from '../models/local-models.js';
+import type { RoleModels } from '../models/roles.js';
 import { freePorts } from '../test/support/ports.js';
 import { loadConfig } from '../worker/config.js';
 import { createSessionWorker, type BuiltWorker } from '../worker/create-worker.js';
@@ -36,6 +38,8 @@ export interface StackOptions {
   namespace?: string;
   /** SQLite pragmas for an own server (undefined: the dev server's defaults). */
   sqlitePragmas?: Record<string, string>;
+  /** The worker's role models (LocalModels unless set). */
+  models?: RoleModels;
 }
 
 export interface Stack {
@@ -93,7 +97,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }),
     {
       workflowBundle: { code: await workflowBundle() },
-      models: new LocalModels(),
+      models: options.models ?? new LocalModels(),
       catalog: new IndexedCatalog(loadCatalogDir(join(ROOT, 'catalog')).entries),
     },
   );

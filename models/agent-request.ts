@@ -1,9 +1,9 @@
 /**
- * The agent step's chat request, assembled afresh from facts on every call: a system message with the
- * goals, the decision, loaded skills and tools, the Session's artifacts and earlier phases' summaries;
- * recalled memories as quoted data
- * in a message of their own; the transcript as
- * user, assistant and tool messages; the loaded tools as OpenAI function tools. Pure: no I/O.
+ * The agent step's chat request, assembled afresh from facts on every call with a stable prefix (see
+ * docs/performance.md, "Prompt caching"): a system message with the rules, loaded Skills and tools,
+ * then the goals, the Session's artifacts, earlier phases' summaries and the decision; recalled
+ * memories as quoted data in a message of their own; the transcript as user, assistant and tool
+ * messages; the loaded tools as OpenAI function tools in name order. Pure: no I/O.
  */
 import { createHash } from 'node:crypto';
 import type {
@@ -71,9 +71,12 @@ export function nameTools(offers: ToolOffer[]): AgentToolSpec[] {
   });
 }
 
-/** The loaded tools as OpenAI function tools; `$schema` is left out (some servers reject unknown keys there). */
+/**
+ * The loaded tools as OpenAI function tools, sorted by function name: providers cache the `tools`
+ * parameter as part of the prompt prefix. `$schema` is left out (some servers reject unknown keys there).
+ */
 export function agentTools(specs: AgentToolSpec[]): ChatCompletionFunctionTool[] {
-  return specs.map((spec) => {
+  return sortedByName(specs).map((spec) => {
     const { $schema: _dialect, ...parameters } = spec.inputSchema;
     const approval = spec.requiresApproval ? ' (requires approval)' : '';
     return {
@@ -86,33 +89,44 @@ export function agentTools(specs: AgentToolSpec[]): ChatCompletionFunctionTool[]
 /** How many of the newest artifacts the system message lists. */
 export const PROMPT_ARTIFACTS = 50;
 
+/** The heading that ends the stable part of the system message (Skills and tools) and opens the summaries. */
+export const SESSION_CONTEXT_HEADING = '## This Session';
+
 /**
- * The system message, in a fixed order so that its stable part comes first (provider prompt caches
- * hit): who the agent is and the goals, the decision and the rules, the loaded Skills and tools, the
- * Session's artifacts, then the summaries of earlier phases. The current phase's transcript follows as
- * messages of its own.
+ * The system message, ordered so that what changes least comes first and a provider's prompt cache
+ * keeps hitting: the agent's role and rules, the loaded Skills and tools (fixed within a phase), then
+ * the summaries: the Session id and goal, artifacts recorded before this input (the current input's own
+ * show in its tool steps below, so the message stays the same across the steps of a turn), earlier
+ * phases' hand-offs, the phase goal, and last the decision on the latest input (the same for every
+ * `continue`). The current phase's transcript follows as messages of its own.
  */
 export function agentSystemMessage(prompt: AgentStepPrompt): string {
+  // The Session id waits for the Session's own section: Sessions with the same Skills and tools
+  // then share the prefix, and a provider's cache serves them all.
   const lines = [
-    `You are the business agent of Session ${prompt.sessionId}. The Session owns its goals; work toward them.`,
-    `Session-wide goal: ${prompt.goals.session}`,
-    `Current phase goal: ${prompt.goals.phase}`,
-    `The latest input was judged "${prompt.decision}". ${AGENT_DECISION_NOTES[prompt.decision]}`,
+    'You are the business agent of a Session. The Session owns its goals; work toward them.',
     '',
     AGENT_RULES,
   ];
   for (const skill of prompt.skills) {
     lines.push('', `## Skill: ${skill.name} (${skill.id})`, skill.instructions.trim());
   }
-  const tools = prompt.tools.filter((t) => t.execution !== 'builtin');
+  const tools = sortedByName(prompt.tools.filter((t) => t.execution !== 'builtin'));
   if (tools.length > 0) {
     lines.push('', `Loaded tools: ${tools.map((t) => t.functionName).join(', ')}`);
   }
-  const artifacts = prompt.artifacts ?? [];
+  lines.push(
+    '',
+    SESSION_CONTEXT_HEADING,
+    `You are the business agent of Session ${prompt.sessionId}.`,
+    `Session-wide goal: ${prompt.goals.session}`,
+  );
+  const inputSeq = prompt.transcript.at(-1)?.seq ?? Number.POSITIVE_INFINITY;
+  const artifacts = (prompt.artifacts ?? []).filter((a) => a.seq < inputSeq);
   if (artifacts.length > 0) {
     lines.push(
       '',
-      'Artifacts of this Session (files, URIs and resources its tool calls produced or named, oldest first):',
+      'Artifacts of this Session (files, URIs and resources its tool calls produced or named before the latest input, oldest first):',
     );
     for (const a of artifacts.slice(-PROMPT_ARTIFACTS)) lines.push(`- ${artifactLine(a)}`);
   }
@@ -120,7 +134,17 @@ export function agentSystemMessage(prompt: AgentStepPrompt): string {
     lines.push('', 'Earlier phases of this Session (hand-off summaries):');
     for (const s of prompt.summaries) lines.push(`### Phase ${s.phaseIndex} (goal: ${s.goal})`, s.summary);
   }
+  lines.push(
+    '',
+    `Current phase goal: ${prompt.goals.phase}`,
+    `The latest input was judged "${prompt.decision}". ${AGENT_DECISION_NOTES[prompt.decision]}`,
+  );
   return lines.join('\n');
+}
+
+/** Tools by function name, so the order never depends on the order toolsets were loaded in. */
+function sortedByName(specs: AgentToolSpec[]): AgentToolSpec[] {
+  return [...specs].sort((a, b) => (a.functionName < b.functionName ? -1 : a.functionName > b.functionName ? 1 : 0));
 }
 
 /** What the agent is told about the recalled memories it finds in the next message. */

@@ -150,7 +150,9 @@ export class OpenAIModels implements RoleModels {
     let message: OpenAI.ChatCompletionMessage | undefined;
     try {
       const completion = await this.client.chat.completions.create(
-        { model, messages, ...(tools.length > 0 ? { tools } : {}), temperature: 0.3 },
+        // Tools before messages, as providers put them in front of the prompt: the request body then
+        // reads in cache-prefix order (stable tools and system text first, the transcript last).
+        { model, ...(tools.length > 0 ? { tools } : {}), messages, temperature: 0.3 },
         { timeout: call.timeoutMs, ...(call.signal ? { signal: call.signal } : {}) },
       );
       reportUsage(completion, model, call);

@@ -237,18 +237,19 @@ describe('agentStep', () => {
       { role: 'tool', content: '[rejected] rejected by the user: no', toolCallId: 'call_rej' },
     ]);
     const tools = new Map(request?.tools.map((t) => [t.name, t]));
+    // Sorted by name: providers cache the tools parameter as part of the prompt prefix.
     expect([...tools.keys()]).toEqual([
-      'session_create_sub',
-      'memory_save',
-      'echo',
       'add',
-      'sleep',
-      'repeat',
+      'docx_to_markdown',
+      'echo',
       'fail',
       'markdown_to_docx',
       'markdown_to_pdf',
-      'docx_to_markdown',
       'markdown_to_pptx',
+      'memory_save',
+      'repeat',
+      'session_create_sub',
+      'sleep',
     ]);
     expect(tools.get('echo')?.parameters).toMatchObject({ type: 'object', required: ['text'] });
     expect(tools.get('add')?.description).toContain('(requires approval)');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCENARIOS, runBench } from '../bench/main.js';
 import type { BenchResults } from '../bench/report.js';
-import { reportRows } from '../bench/report.js';
+import { modelLatencyReport, reportRows } from '../bench/report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,7 +22,7 @@ const kind = {
 };
 
 describe('npm run bench', () => {
-  it('runs every scenario and writes each one’s figures', { timeout: 240_000 }, async () => {
+  it('runs every scenario and writes each one’s figures', { timeout: 360_000 }, async () => {
     const out = join(dir, 'results.json');
     await runBench(
       {
@@ -40,6 +40,9 @@ describe('npm run bench', () => {
         mcpEntries: 300,
         pragmaInputs: 1,
         pathologicalRounds: 1,
+        modelLatencyMs: 50,
+        modelLatencySessions: 1,
+        modelLatencyContinues: 1,
       },
       () => {},
     );
@@ -63,6 +66,23 @@ describe('npm run bench', () => {
       p99Ms: expect.any(Number) as number,
       mainLoopMaxStallMs: expect.any(Number) as number,
     });
+    const mix = results.modelLatency?.defaults;
+    expect(Object.values(mix?.byKind ?? {}).map((k) => [k.inputs, k.decisions])).toEqual([
+      [1, { continue: 1 }],
+      [1, { 'new-phase': 1 }],
+      [1, { initialize: 1 }],
+    ]);
+    for (const k of Object.values(mix?.byKind ?? {})) {
+      expect(k).toMatchObject({ depthP50: expect.any(Number) as number, target: expect.any(Number) as number });
+      expect(k.tokensPerInput).toBeGreaterThan(0);
+      expect(k.callsPerInput['agent']).toBe(1);
+      expect(k.actionsPerInput).toBeGreaterThan(0);
+    }
+    // This build has no speculation setting yet; once it does, the second run is there instead.
+    expect(results.modelLatency?.noSpeculation).toSatisfy(
+      (run: object) => 'byKind' in run || ('unavailable' in run && /settings/.test(String(run.unavailable))),
+    );
+    expect(modelLatencyReport(results.modelLatency!)).toContain('helper depth');
     expect(reportRows(results).length).toBeGreaterThan(15);
   });
 });

@@ -183,6 +183,7 @@ describe('the Session remembers its own work across phases', () => {
       body: {},
       headers: {},
       receivedAt: 0,
+      raw: '{}',
       tools: [{ name: 'markdown_to_docx', description: '', parameters: {} }],
       messages: [
         {

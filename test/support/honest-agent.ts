@@ -49,7 +49,8 @@ export function systemWithoutSkills(system: string): string {
   let inSkill = false;
   for (const line of system.split('\n')) {
     if (line.startsWith('## Skill:')) inSkill = true;
-    else if (/^(Loaded tools:|Artifacts of this Session|Earlier phases of this Session)/.test(line)) inSkill = false;
+    else if (/^(Loaded tools:|## This Session|Artifacts of this Session|Earlier phases of this Session)/.test(line))
+      inSkill = false;
     if (!inSkill) kept.push(line);
   }
   return kept.join('\n');

@@ -10,6 +10,8 @@ export interface RecordedRequest {
   model: string;
   /** Parsed JSON request body (`{}` if it was not a JSON object). */
   body: Record<string, unknown>;
+  /** The request body exactly as the client serialized it. */
+  raw: string;
   /**
    * `body.messages` with array-of-parts content flattened to its concatenated text (`''` for none),
    * an assistant message's `tool_calls` and a tool message's `tool_call_id` kept.
@@ -70,6 +72,14 @@ export interface ScriptedUsage {
   reasoning?: number;
 }
 
+/**
+ * A provider-side prompt cache as OpenAI documents it: a request reuses the longest prefix it shares
+ * with an earlier request to the same model, counted in 128-token blocks, and only once that prefix
+ * reaches 1,024 tokens. The prefix is read from the request's `tools` then `messages`, serialized as
+ * the provider renders them (tools first), at ~4 characters per token, the server's estimate.
+ */
+export const PROMPT_CACHE = { minTokens: 1024, blockTokens: 128, charsPerToken: 4 } as const;
+
 /** Computes the reply for a request; a thrown error becomes a 500 carrying its message. */
 export type Handler = (req: RecordedRequest) => Reply | Promise<Reply>;
 
@@ -87,14 +97,23 @@ export class ScriptedModelServer {
   private recorded: RecordedRequest[] = [];
   private completionCount = 0;
   private toolCallCount = 0;
+  /** Per model, the cache keys of the requests seen so far (only with `promptCache`). */
+  private readonly cacheKeys = new Map<string, string[]>();
 
-  private constructor(private readonly server: Server) {
+  private constructor(
+    private readonly server: Server,
+    private readonly promptCache: boolean,
+  ) {
     this.port = (server.address() as AddressInfo).port;
     this.baseURL = `http://127.0.0.1:${this.port}/v1`;
   }
 
-  /** Starts listening on 127.0.0.1 (an ephemeral port unless `port` is given). */
-  static async start(options: { port?: number } = {}): Promise<ScriptedModelServer> {
+  /**
+   * Starts listening on 127.0.0.1 (an ephemeral port unless `port` is given). With `promptCache`,
+   * answers without a scripted `usage` report the prompt from its serialized tools and messages and
+   * the cached tokens a provider's prompt cache would (PROMPT_CACHE).
+   */
+  static async start(options: { port?: number; promptCache?: boolean } = {}): Promise<ScriptedModelServer> {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -103,7 +122,7 @@ export class ScriptedModelServer {
         resolve();
       });
     });
-    const scripted = new ScriptedModelServer(server);
+    const scripted = new ScriptedModelServer(server, options.promptCache ?? false);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       scripted.handle(req, res).catch((error: unknown) => {
         if (!res.headersSent) sendJson(res, 500, errorBody(messageOf(error), 'server_error'));
@@ -156,12 +175,14 @@ export class ScriptedModelServer {
       return sendJson(res, 404, errorBody(`no route for ${req.method} ${path}`, 'invalid_request_error', 'not_found'));
     }
 
-    const body = parseObject(await readBody(req));
+    const raw = await readBody(req);
+    const body = parseObject(raw);
     const model = typeof body?.['model'] === 'string' ? body['model'] : '';
     const recorded: RecordedRequest = {
       path,
       model,
       body: body ?? {},
+      raw,
       messages: flattenMessages(body?.['messages']),
       tools: functionTools(body?.['tools']),
       headers: req.headers,
@@ -239,8 +260,10 @@ export class ScriptedModelServer {
     content: string | null,
     toolCalls?: unknown[],
     finishReason?: 'stop' | 'length',
-    usage?: ScriptedUsage,
+    scripted?: ScriptedUsage,
   ): Record<string, unknown> {
+    const usage: Partial<ScriptedUsage> | undefined =
+      scripted ?? (this.promptCache ? this.cachedUsage(req) : undefined);
     // Rough token estimate (~4 characters per token) so usage-accounting code sees plausible numbers.
     const promptTokens = usage?.prompt ?? Math.ceil(req.messages.reduce((n, m) => n + m.content.length, 0) / 4);
     const completionTokens =
@@ -266,6 +289,19 @@ export class ScriptedModelServer {
         completion_tokens_details: { reasoning_tokens: usage?.reasoning ?? 0 },
       },
     };
+  }
+
+  /** The prompt and cached tokens of `req` against the earlier requests to its model, then remembers it. */
+  private cachedUsage(req: RecordedRequest): Pick<ScriptedUsage, 'prompt' | 'cached'> {
+    const key = cacheKey(req.body);
+    const seen = this.cacheKeys.get(req.model) ?? [];
+    const shared = seen.reduce((best, earlier) => Math.max(best, commonPrefixLength(earlier, key)), 0);
+    seen.push(key);
+    this.cacheKeys.set(req.model, seen);
+    const { minTokens, blockTokens, charsPerToken } = PROMPT_CACHE;
+    const sharedTokens = Math.floor(shared / charsPerToken);
+    const cached = sharedTokens < minTokens ? 0 : Math.floor(sharedTokens / blockTokens) * blockTokens;
+    return { prompt: Math.ceil(key.length / charsPerToken), cached };
   }
 
   private scriptedModels(): string[] {
@@ -305,6 +341,19 @@ export const faults = {
     return { json: { unexpected: true } };
   },
 };
+
+/** What a provider's prompt cache matches on: the tools, then each message, in request order. */
+export function cacheKey(body: Record<string, unknown>): string {
+  const messages = Array.isArray(body['messages']) ? body['messages'] : [];
+  return [JSON.stringify(body['tools'] ?? []), ...messages.map((m) => JSON.stringify(m))].join('\n');
+}
+
+function commonPrefixLength(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
 
 function errorBody(message: string, type = 'invalid_request_error', code: string | null = null): unknown {
   return { error: { message, type, param: null, code } };

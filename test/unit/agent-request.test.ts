@@ -44,10 +44,10 @@ describe('nameTools', () => {
 describe('transcriptMessages', () => {
   const transcript: TranscriptItem[] = [
     { kind: 'summary', seq: 0, text: 'Earlier: the outline was agreed.' },
-    { kind: 'user', seq: 1, text: 'Convert it', resources: [{ uri: 'file:///a.md' }] },
+    { kind: 'user', seq: 4, text: 'Convert it', resources: [{ uri: 'file:///a.md' }] },
     {
       kind: 'step',
-      seq: 1,
+      seq: 4,
       text: null,
       calls: [
         { callId: 'a', tool: 'files.list', arguments: '{}', status: 'ok', output: 'a.md' },
@@ -61,7 +61,7 @@ describe('transcriptMessages', () => {
         { callId: 'c', tool: 'gone', arguments: '{}', status: 'interrupted', output: 'interrupted' },
       ],
     },
-    { kind: 'reply', seq: 1, text: 'Converted.' },
+    { kind: 'reply', seq: 4, text: 'Converted.' },
   ];
 
   it('keeps every call of a step next to its result, in order, and marks results that are not ok', () => {
@@ -87,7 +87,7 @@ describe('transcriptMessages', () => {
     ]);
   });
 
-  it('puts goals, skills, tools, artifacts and summaries in that order in one system message, memories apart as data, and tools without $schema', () => {
+  it('puts skills, tools, goals, artifacts, summaries and the decision in that order in one system message, memories apart as data, and tools without $schema', () => {
     const prompt: AgentStepPrompt = {
       sessionId: 's',
       goals: { session: 'Ship the guide', phase: 'Convert it' },
@@ -123,7 +123,15 @@ describe('transcriptMessages', () => {
     expect(system).toContain('### Phase 2 (goal: Outline)\nAgreed.');
     expect(system).toContain('## Skill: Markdown (md)\nUse ATX headings.');
     expect(system).toContain('- outline.md (file, from write_markdown call call_1, input #3, phase 2)');
-    const order = ['Session-wide goal', '## Skill: Markdown', 'Loaded tools: convert', '- outline.md', '### Phase 2'];
+    const order = [
+      '## Skill: Markdown',
+      'Loaded tools: convert',
+      'Session-wide goal',
+      '- outline.md',
+      '### Phase 2',
+      'Current phase goal',
+      '"uncertain"',
+    ];
     const at = order.map((text) => system.indexOf(text));
     expect(at.every((i) => i >= 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
@@ -142,6 +150,84 @@ describe('transcriptMessages', () => {
         },
       },
     ]);
+  });
+});
+
+describe('agentRequest prefix', () => {
+  const base = (over: Partial<AgentStepPrompt>): AgentStepPrompt => ({
+    sessionId: 's',
+    goals: { session: 'Ship the guide', phase: 'Write it' },
+    decision: 'continue',
+    summaries: [],
+    artifacts: [],
+    transcript: [{ kind: 'user', seq: 2, text: 'Go on', resources: [] }],
+    skills: [{ id: 'md', name: 'Markdown', instructions: 'Use ATX headings.' }],
+    memories: [],
+    tools: [],
+    step: 1,
+    ...over,
+  });
+  const artifact = (uri: string, seq: number) => ({
+    uri,
+    kind: 'file' as const,
+    source: 'argument' as const,
+    tool: 'write_markdown',
+    callId: `call_${seq}`,
+    seq,
+    phaseIndex: 1,
+    title: null,
+    mimeType: null,
+  });
+
+  it('sorts tools by function name, whatever order their toolsets were loaded in', () => {
+    const a = nameTools([offer('write', 'b-set'), offer('append', 'a-set'), offer('memory_save', null)]);
+    const b = nameTools([offer('memory_save', null), offer('append', 'a-set'), offer('write', 'b-set')]);
+    const one = agentRequest(base({ tools: a }));
+    const two = agentRequest(base({ tools: b }));
+    expect(one.tools.map((t) => t.function.name)).toEqual(['append', 'memory_save', 'write']);
+    expect(JSON.stringify(one)).toBe(JSON.stringify(two));
+  });
+
+  it('keeps the system message the same across the steps of a turn, though the turn records an artifact', () => {
+    const step1 = base({ artifacts: [artifact('old.md', 1)] });
+    const step2 = base({
+      artifacts: [artifact('old.md', 1), artifact('new.md', 2)],
+      transcript: [
+        ...step1.transcript,
+        {
+          kind: 'step',
+          seq: 2,
+          text: null,
+          calls: [
+            { callId: 'call_2', tool: 'write_markdown', arguments: '{"path":"new.md"}', status: 'ok', output: 'ok' },
+          ],
+        },
+      ],
+      step: 2,
+    });
+    const [system1] = agentRequest(step1).messages;
+    const [system2, ...rest] = agentRequest(step2).messages;
+    expect(system2).toEqual(system1);
+    expect(system1?.content).toContain('- old.md');
+    // The turn's own artifact is in its tool step, not in the system message.
+    expect(system1?.content).not.toContain('new.md');
+    expect(JSON.stringify(rest)).toContain('new.md');
+  });
+
+  it('puts what changes per phase and per input after the Skills and tools', () => {
+    const system = (over: Partial<AgentStepPrompt>) => agentRequest(base(over)).messages[0]?.content as string;
+    const first = system({ decision: 'initialize' });
+    const later = system({ decision: 'new-phase', goals: { session: 'Ship the guide', phase: 'Convert it' } });
+    let common = 0;
+    while (common < first.length && first[common] === later[common]) common++;
+    expect(first.slice(0, common)).toContain('## Skill: Markdown (md)\nUse ATX headings.');
+    expect(first.slice(common)).toMatch(/^Write it/);
+    // Another Session with the same Skills shares everything up to its own section.
+    const other = system({ sessionId: 'other', decision: 'initialize' });
+    expect(other.indexOf('## This Session\nYou are the business agent of Session other.')).toBe(
+      first.indexOf('## This Session\nYou are the business agent of Session s.'),
+    );
+    expect(other.slice(0, other.indexOf('## This Session'))).toBe(first.slice(0, first.indexOf('## This Session')));
   });
 });
 
