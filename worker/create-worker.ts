@@ -268,6 +268,7 @@ export async function createSessionWorker(
         : {}),
       activities: createActivities({
         models,
+        understanding: config.models.understanding,
         fallbackModels,
         prices: config.accounting.prices,
         budgetMax: config.accounting.budgetMax,
