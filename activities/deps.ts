@@ -15,6 +15,10 @@ import type { PriceTable } from '../models/prices.js';
 import type { Budget } from '../contract/usage.js';
 import type { PolicyConfig } from './worker-policy.js';
 
+/** How the worker understands an input: relevance and task terms in one model call, or in two. */
+export const UNDERSTANDING_MODES = ['combined', 'separate'] as const;
+export type Understanding = (typeof UNDERSTANDING_MODES)[number];
+
 /** Hands messages to Sessions (routing, `session_create_sub`) and replies back to parents; the worker implements it with a Temporal client. */
 export interface SessionDirectory {
   /** Update-with-start `submit`: the receiver's answer, or a non-retryable `HandOverRefused` failure. */
@@ -34,6 +38,12 @@ export interface ActivityDeps {
   /** The worker's maximum budget (`HARNESS_MAX_*` budget variables): it holds whatever a Session set. */
   budgetMax?: Budget;
   catalog: CapabilityCatalog;
+  /**
+   * `combined` (default): the relevance activity also extracts the message's task terms in the same
+   * model call when the provider can (RoleModels.understand), and a new phase skips the extraction
+   * call; `separate`: relevance and extraction are two calls (`HARNESS_UNDERSTANDING`).
+   */
+  understanding?: Understanding;
   /** Recall and loaded memories; `add` as well for the `memory_save` tool. */
   memories?: MemoryRecall & Partial<Pick<MemoryBackend, 'add'>>;
   recall?: Partial<RecallOptions>;

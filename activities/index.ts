@@ -64,7 +64,12 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
         );
       }
       const { budget, ...scored } = parsed.data;
-      return helperCall('relevance', deps, budget, (m, call) => m.relevance(scored, call));
+      // One call for the scores and the task terms when the provider offers it (counted as relevance);
+      // a budget fallback to the local provider, which does not, judges relevance alone.
+      const combined = (deps.understanding ?? 'combined') === 'combined';
+      return helperCall('relevance', deps, budget, (m, call) =>
+        combined && m.understand ? m.understand(scored, call) : m.relevance(scored, call),
+      );
     },
 
     async extractTerms(request) {

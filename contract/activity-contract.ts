@@ -15,7 +15,7 @@ import {
   type Settings,
   type SubSessionReply,
 } from './messages.js';
-import type { RelevanceRequest, RelevanceScores } from './relevance.js';
+import { TaskTerms, type RelevanceRequest, type RelevanceResult } from './relevance.js';
 import { Handoff, type PhaseRecord } from './handoff.js';
 import { Cap, ToolResource, type Artifact, type Decision } from './state.js';
 import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
@@ -57,12 +57,7 @@ export const PartialSelection = z.object({
 export type PartialSelection = z.infer<typeof PartialSelection>;
 
 /** The extraction role's answer: retrieval terms, trimmed and de-duplicated. */
-export const ExtractionOutput = z.object({
-  terms: z
-    .array(z.string())
-    .max(64)
-    .transform((terms) => [...new Set(terms.map((t) => t.trim()).filter((t) => t.length > 0 && t.length <= 80))]),
-});
+export const ExtractionOutput = z.object({ terms: TaskTerms });
 
 /**
  * The orchestrator's answer: ids per kind; a kind left out keeps its current capabilities. An answer
@@ -260,7 +255,8 @@ export type AnswerParentResult = SubSessionReplyResult;
 
 /** Every activity the Session workflow schedules. */
 export interface SessionActivities {
-  relevance(request: Budgeted<RelevanceRequest>): Promise<Metered<RelevanceScores>>;
+  /** The scores; with combined understanding (the worker's choice), the message's task terms as well. */
+  relevance(request: Budgeted<RelevanceRequest>): Promise<Metered<RelevanceResult>>;
   extractTerms(request: Budgeted<ExtractRequest>): Promise<Metered<ExtractResult>>;
   recall(request: RecallRequest): Promise<Candidates>;
   orchestrate(request: Budgeted<OrchestrateRequest>): Promise<Metered<PartialSelection>>;

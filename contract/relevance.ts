@@ -29,6 +29,27 @@ export const RelevanceScores = z
   .strip();
 export type RelevanceScores = z.infer<typeof RelevanceScores>;
 
+/** Retrieval terms as recall gets them: trimmed, de-duplicated, each at most 80 characters. */
+export const TaskTerms = z
+  .array(z.string())
+  .max(64)
+  .transform((terms) => [...new Set(terms.map((t) => t.trim()).filter((t) => t.length > 0 && t.length <= 80))]);
+
+/**
+ * The relevance activity's result: the two scores and, from a worker that judges relevance and
+ * extracts the message's task terms in one call (combined understanding), those terms. Terms that do
+ * not parse read as absent: they never degrade the verdict, and a new phase without them gets the
+ * separate extraction call.
+ */
+export const RelevanceResult = RelevanceScores.extend({ terms: TaskTerms.optional().catch(undefined) });
+export type RelevanceResult = z.infer<typeof RelevanceResult>;
+
+/**
+ * The combined call's answer as the model is asked for it (its JSON Schema in `json_schema` mode):
+ * both scores and the terms. It is parsed as RelevanceResult, so bad terms only drop the terms.
+ */
+export const UnderstandingAnswer = RelevanceScores.extend({ terms: z.array(z.string()).max(64) });
+
 export type Band = 'high' | 'low' | 'uncertain';
 
 /** `high` at or above thresholds.high, `low` at or below thresholds.low, `uncertain` between. */

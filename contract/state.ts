@@ -85,7 +85,10 @@ export const StageRecord = z.object({
   stage: z.string(),
   startedAt: z.number(),
   endedAt: z.number(),
-  /** `ok`, `fallback: <why>` or `skipped: <why>`. */
+  /**
+   * `ok`, `fallback: <why>`, `skipped: <why>`, or what stood in for the stage (`terms from the relevance
+   * call`); `running` only while a stage that runs beside others has not ended.
+   */
   outcome: z.string(),
 });
 export type StageRecord = z.infer<typeof StageRecord>;

@@ -14,10 +14,11 @@ import {
   extractionPrompt,
   orchestrationPrompt,
   relevancePrompt,
+  understandingPrompt,
   type ChatPrompt,
 } from './prompts.js';
 import { CompactionAnswer, ExtractionOutput, OrchestrationOutput } from '../contract/activity-contract.js';
-import { RelevanceScores } from '../contract/relevance.js';
+import { RelevanceResult, RelevanceScores, UnderstandingAnswer } from '../contract/relevance.js';
 import {
   ROLES,
   type AgentModelStep,
@@ -130,6 +131,17 @@ export class OpenAIModels implements RoleModels {
     return this.json('relevance', relevancePrompt(request), RelevanceScores, call);
   }
 
+  /**
+   * Relevance and the message's task terms in one call, with the relevance role's model and limits.
+   * The model is asked for both; terms it gets wrong are dropped, never the scores.
+   */
+  understand(request: Parameters<RoleModels['relevance']>[0], call: CallOptions) {
+    return this.json('relevance', understandingPrompt(request), RelevanceResult, call, {
+      name: 'understanding_output',
+      schema: UnderstandingAnswer,
+    });
+  }
+
   extract(request: Parameters<RoleModels['extract']>[0], call: CallOptions) {
     return this.json('extraction', extractionPrompt(request), ExtractionOutput, call);
   }
@@ -163,7 +175,18 @@ export class OpenAIModels implements RoleModels {
     return agentAnswer(message);
   }
 
-  private async json<T>(role: HelperRole, prompt: ChatPrompt, schema: z.ZodType<T>, call: CallOptions): Promise<T> {
+  /**
+   * One helper call answered in JSON and parsed by `schema`. `asked` names the JSON Schema the model
+   * is given in `json_schema` mode when it should differ from the parser (default: `schema` itself,
+   * named `<role>_output`).
+   */
+  private async json<T>(
+    role: HelperRole,
+    prompt: ChatPrompt,
+    schema: z.ZodType<T>,
+    call: CallOptions,
+    asked: { name: string; schema: z.ZodType } = { name: `${role}_output`, schema },
+  ): Promise<T> {
     const model = this.config.models[role];
     if (!model) {
       throw ApplicationFailure.nonRetryable(
@@ -176,9 +199,9 @@ export class OpenAIModels implements RoleModels {
         ? {
             type: 'json_schema' as const,
             json_schema: {
-              name: `${role}_output`,
+              name: asked.name,
               strict: true,
-              schema: strictJsonSchema(z.toJSONSchema(schema, { io: 'input' })),
+              schema: strictJsonSchema(z.toJSONSchema(asked.schema, { io: 'input' })),
             },
           }
         : { type: 'json_object' as const };

@@ -17,11 +17,10 @@ export interface ChatPrompt {
   user: string;
 }
 
-export const RELEVANCE_SYSTEM = `You judge how a new message relates to the goals of an agent Session.
-You see only the message, its resource references, the current-phase goal and the session-wide goal.
-Answer with JSON only: {"phaseRelevance": number, "sessionRelevance": number}, each between 0 and 1.
+const RELEVANCE_ROLE = `You judge how a new message relates to the goals of an agent Session.
+You see only the message, its resource references, the current-phase goal and the session-wide goal.`;
 
-phaseRelevance — does the message continue the CURRENT PHASE: the same step and the same deliverable?
+const RELEVANCE_RUBRIC = `phaseRelevance — does the message continue the CURRENT PHASE: the same step and the same deliverable?
 - High (0.7-1): it continues, refines, corrects or adds a constraint to the deliverable being produced now,
   or it is a bare continuation such as "continue", "go on", "ok", "yes", "继续".
 - Low (0-0.3): it asks for a different step or a different deliverable, even on the same topic:
@@ -37,6 +36,30 @@ expected result of the session-wide goal?
   contradicts a rule the session goal sets.
 
 Use values between 0.35 and 0.65 only when the message is genuinely ambiguous (e.g. "what about the other one?").`;
+
+export const RELEVANCE_SYSTEM = `${RELEVANCE_ROLE}
+Answer with JSON only: {"phaseRelevance": number, "sessionRelevance": number}, each between 0 and 1.
+
+${RELEVANCE_RUBRIC}`;
+
+/**
+ * Relevance and the message's retrieval terms in one call (combined understanding): the terms are
+ * kept only when the verdict opens a phase, whose goal is then this message.
+ */
+export const UNDERSTANDING_SYSTEM = `${RELEVANCE_ROLE}
+You also extract retrieval terms for the task the message asks for.
+Answer with JSON only: {"phaseRelevance": number, "sessionRelevance": number, "terms": ["..."]}, each score between 0 and 1.
+
+${RELEVANCE_RUBRIC}
+
+terms — 3 to 12 short retrieval terms (single words or short phrases) naming the activities, artifacts,
+formats, tools and domains the MESSAGE asks for, used to find the skills, tool sets and memories for it.
+Keep the message's language; add the English term as well when it is not in English. Do not restate the goals.`;
+
+/** The combined call's prompt: the relevance request as it is, under UNDERSTANDING_SYSTEM. */
+export function understandingPrompt(request: RelevanceRequest): ChatPrompt {
+  return { ...relevancePrompt(request), system: UNDERSTANDING_SYSTEM };
+}
 
 export function relevancePrompt(request: RelevanceRequest): ChatPrompt {
   return {

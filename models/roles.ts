@@ -11,7 +11,7 @@ import type {
   OrchestrateRequest,
 } from '../contract/activity-contract.js';
 import type { Artifact, Decision } from '../contract/state.js';
-import type { RelevanceRequest, RelevanceScores } from '../contract/relevance.js';
+import type { RelevanceRequest, RelevanceResult, RelevanceScores } from '../contract/relevance.js';
 import type { ResolvedToolCall, TranscriptItem } from '../contract/transcript.js';
 
 export const ROLES = ['relevance', 'extraction', 'orchestration', 'compaction', 'agent'] as const;
@@ -71,6 +71,12 @@ export type AgentModelStep =
 
 export interface RoleModels {
   relevance(request: RelevanceRequest, call: CallOptions): Promise<RelevanceScores>;
+  /**
+   * Relevance and the message's task terms in one model call (combined understanding), under the
+   * relevance role's model. Optional: a provider without a round trip to save (the local one) leaves
+   * it out, and the worker then judges relevance alone and extracts terms in their own call.
+   */
+  understand?(request: RelevanceRequest, call: CallOptions): Promise<RelevanceResult>;
   extract(request: ExtractRequest, call: CallOptions): Promise<ExtractResult>;
   orchestrate(request: OrchestrateRequest, call: CallOptions): Promise<PartialSelection>;
   compact(request: CompactRequest, call: CallOptions): Promise<CompactResult>;

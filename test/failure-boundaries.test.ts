@@ -150,7 +150,8 @@ describe('environment preparation failures', () => {
     const record = await decided(handle, 2);
     expect(record.decision).toBe('new-phase');
     expect(record.fallbacks).toEqual([expect.stringMatching(/^orchestration: ModelServerError.*capabilities kept$/)]);
-    expect(record.stages.at(-2)).toMatchObject({
+    // Compaction ran beside the preparation, so the apply stage is the last entry, not the one before it.
+    expect(record.stages.at(-1)).toMatchObject({
       stage: 'Applying the task environment',
       outcome: expect.stringMatching(/^skipped/),
     });

@@ -9,6 +9,7 @@ import { DEFAULT_MAX_TOKENS, OpenAIModels } from '../models/openai-models.js';
 import { OrchestrationOutput } from '../contract/activity-contract.js';
 import { RelevanceScores } from '../contract/relevance.js';
 import { FAILURE } from '../contract/failures.js';
+import { UNDERSTANDING_SYSTEM, relevancePrompt } from '../models/prompts.js';
 import { ScriptedModelServer, faults } from './support/model-server.js';
 
 let server: ScriptedModelServer;
@@ -64,6 +65,43 @@ describe('OpenAIModels', () => {
     expect(Object.keys(format.json_schema.schema.properties)).toEqual(['phaseRelevance', 'sessionRelevance']);
     expect(format.json_schema.schema.required).toEqual(['phaseRelevance', 'sessionRelevance']);
     expect(format.json_schema.schema).toMatchObject({ additionalProperties: false });
+  });
+
+  it('judges relevance and extracts terms in one call (understand), asking for both under the relevance model', async () => {
+    server.enqueue('judge', {
+      json: { phaseRelevance: 0.2, sessionRelevance: 0.8, terms: [' docx ', 'word', 'docx'] },
+    });
+    expect(await models('json_schema').understand(request, call)).toEqual({
+      phaseRelevance: 0.2,
+      sessionRelevance: 0.8,
+      terms: ['docx', 'word'],
+    });
+    const sent = server.requests('judge').at(-1)!;
+    expect(sent.messages[0]?.content).toBe(UNDERSTANDING_SYSTEM);
+    // The user message is the relevance request's: the combined call sees nothing relevance may not.
+    expect(sent.messages[1]?.content).toBe(relevancePrompt(request).user);
+    expect(sent.body.max_tokens).toBe(DEFAULT_MAX_TOKENS.relevance);
+    const format = sent.body.response_format as { json_schema: { name: string; schema: Record<string, unknown> } };
+    expect(format.json_schema.name).toBe('understanding_output');
+    expect(format.json_schema.schema).toMatchObject({
+      additionalProperties: false,
+      required: ['phaseRelevance', 'sessionRelevance', 'terms'],
+      properties: { terms: { type: 'array', items: { type: 'string' } } },
+    });
+  });
+
+  it('keeps the scores of a combined answer whose terms are missing or malformed, and refuses bad scores', async () => {
+    server.enqueue(
+      'judge',
+      { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } },
+      { json: { phaseRelevance: 0.9, sessionRelevance: 0.9, terms: 'docx, word' } },
+      { json: { phaseRelevance: 1.5, sessionRelevance: 0.9, terms: ['docx'] } },
+    );
+    expect(await models().understand(request, call)).toEqual({ phaseRelevance: 0.9, sessionRelevance: 0.9 });
+    expect(await models().understand(request, call)).toEqual({ phaseRelevance: 0.9, sessionRelevance: 0.9 });
+    const bad = await failure(models().understand(request, call));
+    expect(bad.type).toBe(FAILURE.ModelInvalidOutput);
+    expect(bad.nonRetryable).toBe(true);
   });
 
   it('makes optional fields required and nullable for strict mode, and reads null as absent', async () => {

@@ -518,6 +518,47 @@ describe.runIf(enabled)('record replay histories', () => {
     await record(name, handle);
   });
 
+  it('combined-understanding: terms from the relevance call on new phases (one judged ahead), none on a continue, extraction when none came, compaction beside', async () => {
+    const name = 'combined-understanding';
+    forget(name);
+    const goal = 'Research ComfyUI and deliver a complete Markdown guide';
+    script.selection.set(goal, { skills: ['markdown-guide'], toolsets: [] });
+    const handle = await startSession(w);
+    await send(handle, goal);
+    await decided(handle, 1);
+    // A continue input: its judgment carries terms that nothing uses.
+    expect(await turn(handle, 2, 'Add a section on custom nodes')).toMatchObject({ outcome: 'replied' });
+    // A new phase: recall uses the terms of its relevance call, and the guide phase is compacted beside it.
+    const word = 'Now make it a document my manager can open in Microsoft Word';
+    script.relevance.set(word, [0.2, 0.85]);
+    script.terms.set(word, ['word', 'docx', 'convert', 'markdown']);
+    script.selection.set(word, { skills: ['markdown-to-docx'], toolsets: ['doc-convert'] });
+    await send(handle, word);
+    const third = await decided(handle, 3);
+    expect(third.stages.map((s) => s.outcome)).toContain('terms from the relevance call');
+    // A continue and a new phase sent together: the new phase is judged ahead, with its terms.
+    const more = 'Use US English in the document';
+    const pdf = 'Then export the guide to PDF as well';
+    script.relevance.set(more, [0.9, 0.9]);
+    script.relevance.set(pdf, [0.2, 0.85]);
+    script.selection.set(pdf, { skills: ['pdf-export'], toolsets: [] });
+    await send(handle, more);
+    await send(handle, pdf);
+    const fifth = await decided(handle, 5);
+    expect(fifth.stages.map((s) => s.outcome)).toContain('terms from the relevance call');
+    // A new phase whose relevance call brought no terms: extraction is called.
+    const slides = 'Finally turn the guide into presentation slides';
+    script.relevance.set(slides, [0.2, 0.85]);
+    script.terms.set(slides, []);
+    script.selection.set(slides, { skills: ['presentation-slides'], toolsets: [] });
+    await send(handle, slides);
+    const sixth = await decided(handle, 6);
+    expect(sixth.stages.find((s) => s.stage === 'Extracting task terms')?.outcome).toBe('ok');
+    const view = await idle(handle);
+    expect(view.phase?.previous.map((p) => p.compaction)).toEqual(['compacted', 'compacted', 'compacted']);
+    await record(name, handle);
+  });
+
   it('agent-sub-session: the agent calls session_create_sub', async () => {
     forget('agent-sub-session');
     const handle = await sessionWith('Exercise the fixture tools: echo and delegate research', ['mcp-fixture']);

@@ -9,6 +9,7 @@ import { ConnectionConfigError, resolveConnection, type TemporalConnectionSettin
 import { EncryptionError, parseEncryptionKeys, type EncryptionKey } from '../client/encryption.js';
 import type { HelperRole } from '../models/openai-models.js';
 import type { PolicyConfig } from '../activities/worker-policy.js';
+import { UNDERSTANDING_MODES, type Understanding } from '../activities/deps.js';
 import { ControlKeyError, parseControlKeys, type ControlKey } from '../contract/control-signature.js';
 import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../contract/api.js';
@@ -54,6 +55,7 @@ export const EnvSchema = z.object({
   HARNESS_COMPACTION_MODEL: optionalString,
   HARNESS_AGENT_MODEL: optionalString,
   HARNESS_JSON_MODE: z.enum(['json_object', 'json_schema']).default('json_object'),
+  HARNESS_UNDERSTANDING: z.enum(UNDERSTANDING_MODES).default('combined'),
   HARNESS_RELEVANCE_MAX_TOKENS: optionalInt(1),
   HARNESS_EXTRACTION_MAX_TOKENS: optionalInt(1),
   HARNESS_ORCHESTRATION_MAX_TOKENS: optionalInt(1),
@@ -167,6 +169,11 @@ export interface HarnessConfig {
     maxTokens: Partial<Record<HelperRole, number>>;
     /** Scoring threads of the local provider; 0: on the main thread; undefined: one per core but one, at most 4. */
     localThreads: number | undefined;
+    /**
+     * `combined`: relevance and the message's task terms in one model call when the provider offers it
+     * (the openai provider does, the local one does not); `separate`: two calls (`HARNESS_UNDERSTANDING`).
+     */
+    understanding: Understanding;
   };
   accounting: {
     /** USD per million tokens by model (`HARNESS_MODEL_PRICES`); a model without a row has no cost. */
@@ -353,6 +360,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
       jsonMode: e.HARNESS_JSON_MODE,
       maxTokens,
       localThreads: e.HARNESS_LOCAL_THREADS,
+      understanding: e.HARNESS_UNDERSTANDING,
     },
     accounting: { prices, budgetMax },
   };

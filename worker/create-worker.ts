@@ -274,6 +274,7 @@ export async function createSessionWorker(
         : {}),
       activities: createActivities({
         models,
+        understanding: config.models.understanding,
         fallbackModels,
         prices: config.accounting.prices,
         budgetMax: config.accounting.budgetMax,

@@ -44,6 +44,11 @@ export async function runWorker(
   if (built.tracing) log(`tracing: spans to ${built.tracing.url} as service ${config.telemetry.serviceName}`);
   for (const [role, model] of Object.entries(built.models.describe())) log(`model ${role}: ${model}`);
   log(
+    built.models.understand && config.models.understanding === 'combined'
+      ? 'understanding: combined (relevance and task terms in one model call)'
+      : 'understanding: separate (relevance and task terms in two calls)',
+  );
+  log(
     `workflows: ${config.worker.workflowBundle ? `prebuilt bundle ${config.worker.workflowBundle}` : 'bundled at start'}`,
   );
   log(

@@ -32,7 +32,7 @@ import {
   type RetiredActivities,
   type SessionActivities,
 } from '../contract/activity-contract.js';
-import { RelevanceScores, type RelevanceRequest } from '../contract/relevance.js';
+import { RelevanceResult, RelevanceScores, type RelevanceRequest } from '../contract/relevance.js';
 import type { Settings } from '../contract/messages.js';
 import { STAGE } from '../contract/state.js';
 import { WorkerPolicy } from '../contract/worker-policy.js';
@@ -188,8 +188,9 @@ export function makeActivities(settings: Settings, meter?: ActivityMeter) {
   const agentTurn = helper<RetiredActivities>(STAGE.agent, settings.agentTimeoutMs).agentTurn;
   const routeRelevance = helper(STAGE.route).relevance;
   return {
+    // Terms come back from a worker that judges relevance and extracts them in one call.
     relevance: async (request: RelevanceRequest) =>
-      checked(RelevanceScores, metered('relevance', await relevance(budgeted(request)))),
+      checked(RelevanceResult, metered('relevance', await relevance(budgeted(request)))),
     extractTerms: async (request: ExtractRequest) =>
       checked(ExtractionOutput, metered('extraction', await extractTerms(budgeted(request)))),
     recall: async (request: RecallRequest) =>

@@ -1,13 +1,14 @@
 /**
  * One bound input through the task-control loop, top to bottom: understand it (relevance and the
- * decision table), prepare the environment on a first task or a new phase, compact the phase that
- * ended, then hand the aligned state to the business agent.
+ * decision table, and with combined understanding the message's task terms in the same call), prepare
+ * the environment on a first task or a new phase while the phase that ended is compacted beside it,
+ * then hand the aligned state to the business agent.
  */
 import { isCancellation, patched } from '@temporalio/workflow';
 import type { AlignedTask } from '../contract/activity-contract.js';
 import { applySelection, completeSelection, emptyCandidates } from './capability-diff.js';
 import { type Candidates } from '../contract/activity-contract.js';
-import { compactPhase, openPhase } from './phases.js';
+import { compactBeside, compactPhase, openPhase } from './phases.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
 import { startAgentTurn, type TurnExit } from './agent-loop.js';
 import { finishRecord, newRecord } from './decision-records.js';
@@ -16,7 +17,7 @@ import { BUDGET } from '../contract/budget.js';
 import { relevanceRequest } from './lookahead.js';
 import { routeOutOfScope } from './routing.js';
 import type { SessionContext } from './session-context.js';
-import { describeFailure, runStage, skipStage } from './stage-runner.js';
+import { describeFailure, recordStage, runStage, skipStage } from './stage-runner.js';
 import { LIMITS, STAGE, keepLast, type BoundInput, type DecisionRecord, type Goal } from '../contract/state.js';
 import { clipBytes } from '../contract/text.js';
 
@@ -29,7 +30,7 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
   const record = newRecord(input);
   ctx.meter.open(record);
   const firstTask = state.goals.session === null || state.counts.bound === 1;
-  const outcome = await understand(ctx, input, record, firstTask);
+  const { outcome, terms } = await understand(ctx, input, record, firstTask);
   record.decision = outcome.decision;
   record.bands = outcome.bands;
   record.degraded = outcome.degraded;
@@ -66,10 +67,16 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
   // The goals are settled for this input: judge the next queued inputs against them meanwhile.
   ctx.lookahead?.fill();
 
+  // The hand-off of the phase that ended is written beside the new phase's environment, not in front
+  // of it; the agent still waits for it. Sessions recorded before that compact after preparing.
+  const compacting = outcome.decision === 'new-phase' && previousPhase !== undefined;
+  const handoff = compacting && patched('compaction-beside') ? compactBeside(ctx, previousPhase.index, record) : null;
   if (preparesEnvironment(outcome.decision)) {
-    await prepareEnvironment(ctx, input, record, outcome.decision === 'initialize' ? 'init' : 'reconcile');
+    const mode = outcome.decision === 'initialize' ? 'init' : 'reconcile';
+    await prepareEnvironment(ctx, input, record, mode, outcome.decision === 'new-phase' ? terms : undefined);
   }
-  if (outcome.decision === 'new-phase' && previousPhase) await compactPhase(ctx, previousPhase.index, record);
+  if (handoff) await handoff();
+  else if (compacting) await compactPhase(ctx, previousPhase.index, record);
 
   input.decision = outcome.decision;
   // Sessions recorded before the tool loop replay the single agent call they made then.
@@ -125,26 +132,34 @@ function agentSkipReason(ctx: SessionContext, record: DecisionRecord): string | 
   return null;
 }
 
+/** What understanding an input gives: the decision, and the task terms when the relevance call had them. */
+interface Understood {
+  outcome: DecisionOutcome;
+  terms?: string[] | undefined;
+}
+
 /** Stage 1: how does this input relate to the current phase and the Session? */
 async function understand(
   ctx: SessionContext,
   input: BoundInput,
   record: DecisionRecord,
   firstTask: boolean,
-): Promise<DecisionOutcome> {
+): Promise<Understood> {
   const { state, activities } = ctx;
   const thresholds = state.settings.thresholds;
   const { session: sessionGoal, phase: phaseGoal } = state.goals;
   if (firstTask || !sessionGoal || !phaseGoal) {
     await runStage(record, STAGE.understand, ctx.show, () => Promise.resolve('first task input: goals come from it'));
-    return decide({ firstTask: true, thresholds });
+    return { outcome: decide({ firstTask: true, thresholds }) };
   }
   const judge = () => activities.relevance(relevanceRequest(input, phaseGoal.text, sessionGoal.text));
   // A judgment made ahead that failed is not the input's verdict: it ran beside other work, and one
   // at a time the input would be judged now. It is judged again, and only that failure degrades it.
   const ahead = ctx.lookahead?.take(input.seq, phaseGoal.text, sessionGoal.text);
   const result = await runStage(record, STAGE.understand, ctx.show, () => (ahead ? ahead.catch(judge) : judge()));
-  if (!result.ok) return decide({ firstTask: false, relevance: { ok: false, reason: result.reason }, thresholds });
+  if (!result.ok) {
+    return { outcome: decide({ firstTask: false, relevance: { ok: false, reason: result.reason }, thresholds }) };
+  }
   const { phaseRelevance, sessionRelevance } = result.value;
   if (Number.isFinite(phaseRelevance) && Number.isFinite(sessionRelevance)) {
     record.scores = { phase: phaseRelevance, session: sessionRelevance };
@@ -152,15 +167,20 @@ async function understand(
   const outcome = decide({ firstTask: false, relevance: { ok: true, scores: result.value }, thresholds });
   const last = record.stages.at(-1);
   if (outcome.degraded && last) last.outcome = `fallback: ${outcome.degraded}`;
-  return outcome;
+  return { outcome, terms: result.value.terms };
 }
 
-/** Extract terms -> recall candidates -> orchestrate -> apply the difference. */
+/**
+ * Extract terms -> recall candidates -> orchestrate -> apply the difference. `understood` are the task
+ * terms the relevance call extracted for a new phase (combined understanding): with some, extraction
+ * is not called; without any, it is.
+ */
 async function prepareEnvironment(
   ctx: SessionContext,
   input: BoundInput,
   record: DecisionRecord,
   mode: 'init' | 'reconcile',
+  understood: string[] | undefined,
 ): Promise<void> {
   const { state, activities } = ctx;
   const task: AlignedTask = {
@@ -169,9 +189,7 @@ async function prepareEnvironment(
     message: input.text,
     resources: input.resources,
   };
-  const extracted = await runStage(record, STAGE.extract, ctx.show, () => activities.extractTerms({ task }));
-  const terms = extracted.ok ? extracted.value.terms.filter((t) => t.trim()) : [];
-  if (!extracted.ok) record.fallbacks.push(`extraction: ${extracted.reason}; recall used the raw task text`);
+  const terms = await taskTerms(ctx, record, task, understood);
 
   const rawText = task.phaseGoal === input.text ? input.text : `${task.phaseGoal}\n${input.text}`;
   const recalled = await runStage(record, STAGE.discover, ctx.show, () =>
@@ -216,6 +234,26 @@ async function prepareEnvironment(
     record.dropped = applied.dropped;
     return Promise.resolve(applied);
   });
+}
+
+/**
+ * The retrieval terms of the aligned task: those the relevance call already extracted, or the
+ * extraction role's. Sessions recorded before combined understanding always call extraction; their
+ * relevance results carry no terms, so the patch is asked only when terms are there to use.
+ */
+async function taskTerms(
+  ctx: SessionContext,
+  record: DecisionRecord,
+  task: AlignedTask,
+  understood: string[] | undefined,
+): Promise<string[]> {
+  if (understood && understood.length > 0 && patched('combined-understanding')) {
+    recordStage(record, STAGE.extract, 'terms from the relevance call');
+    return understood;
+  }
+  const extracted = await runStage(record, STAGE.extract, ctx.show, () => ctx.activities.extractTerms({ task }));
+  if (!extracted.ok) record.fallbacks.push(`extraction: ${extracted.reason}; recall used the raw task text`);
+  return extracted.ok ? extracted.value.terms.filter((t) => t.trim()) : [];
 }
 
 /** The business agent's single call, as Sessions made it before the tool loop (kept for replay). */

@@ -19,19 +19,27 @@ export interface StageShow {
   finished?: (stage: StageRecord) => void;
 }
 
-/** Runs `fn` as stage `name` of `record`, after `show(name)`. Cancellation passes through. */
+/**
+ * Runs `fn` as stage `name` of `record`, after `show(name)`. Cancellation passes through. The stage's
+ * entry joins `record.stages` when it ends, or, with `reserve`, when it starts (a stage that runs
+ * beside others keeps its place in the order the stages began).
+ */
 export async function runStage<T>(
   record: DecisionRecord,
   name: SessionStage,
   show: StageShow,
   fn: () => Promise<T>,
+  options: { reserve?: boolean } = {},
 ): Promise<StageResult<T>> {
   show(name);
   const startedAt = Date.now();
   show.started?.(name, startedAt);
+  const stage: StageRecord = { stage: name, startedAt, endedAt: startedAt, outcome: 'running' };
+  if (options.reserve) record.stages.push(stage);
   const end = (outcome: string) => {
-    const stage: StageRecord = { stage: name, startedAt, endedAt: Date.now(), outcome };
-    record.stages.push(stage);
+    stage.endedAt = Date.now();
+    stage.outcome = outcome;
+    if (!options.reserve) record.stages.push(stage);
     show.finished?.(stage);
   };
   try {
@@ -46,10 +54,15 @@ export async function runStage<T>(
   }
 }
 
+/** Records a stage that had nothing to run, with its outcome (`skipStage` for one that did not run). */
+export function recordStage(record: DecisionRecord, name: SessionStage, outcome: string): void {
+  const now = Date.now();
+  record.stages.push({ stage: name, startedAt: now, endedAt: now, outcome });
+}
+
 /** Records a stage that did not run, and why. */
 export function skipStage(record: DecisionRecord, name: SessionStage, why: string): void {
-  const now = Date.now();
-  record.stages.push({ stage: name, startedAt: now, endedAt: now, outcome: `skipped: ${why}` });
+  recordStage(record, name, `skipped: ${why}`);
 }
 
 /** One line saying why an activity failed, for decision records. */

@@ -84,6 +84,8 @@ export async function startWorker(options: {
   policy?: ActivityDeps['policy'];
   /** Where the workflow pushes its events live (a new in-process feed by default). */
   events?: EventPublisher;
+  /** Relevance and task terms in one call (default) or two (HARNESS_UNDERSTANDING). */
+  understanding?: ActivityDeps['understanding'];
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -102,6 +104,7 @@ export async function startWorker(options: {
     workflowBundle: options.workflowBundle ?? { code: readFileSync(inject('workflowBundlePath'), 'utf8') },
     activities: createActivities({
       models: options.models,
+      ...(options.understanding ? { understanding: options.understanding } : {}),
       ...(options.fallbackModels ? { fallbackModels: options.fallbackModels } : {}),
       catalog: options.catalog ?? catalog(),
       sessions: temporalSessionDirectory(client),

@@ -2,10 +2,18 @@
  * Scripts the helper-model roles on the shared model server by content, so several Sessions in one
  * test file can run side by side: relevance by message text, extraction and orchestration by the
  * task's phase goal, compaction by the finished phase goal, the agent by the newest message text.
+ * A combined relevance call (UNDERSTANDING_SYSTEM) also gets the message's terms, scripted under the
+ * message text (the phase goal it would set) or else its words: only what its request holds.
  */
 import { afterAll, beforeAll } from 'vitest';
 import { MODEL, scriptedModels, startWorker, userJson, type TestWorker } from './harness.js';
 import { ScriptedModelServer, type RecordedRequest, type Reply } from './model-server.js';
+import { UNDERSTANDING_SYSTEM } from '../../models/prompts.js';
+
+/** Whether a relevance request is the combined call, which asks for the message's task terms as well. */
+export function asksForTerms(req: RecordedRequest): boolean {
+  return req.messages.find((m) => m.role === 'system')?.content === UNDERSTANDING_SYSTEM;
+}
 
 type Scores = [phase: number, session: number];
 type Selection = { skills?: string[]; toolsets?: string[]; memories?: string[] };
@@ -46,19 +54,23 @@ export function scriptRoles(server: ScriptedModelServer): RoleScript {
   const counters = new Map<Reply[], number>();
   const missing = (what: string): Reply => ({ status: 400, body: { error: { message: `unscripted ${what}` } } });
 
+  // Terms for a task whose phase goal is `goal`: scripted, or its words.
+  const termsFor = (goal: string) => script.terms.get(goal) ?? goal.toLowerCase().split(/\W+/).filter(Boolean);
   server.on(MODEL.relevance, (req: RecordedRequest) => {
     const { message, sessionGoal } = userJson<{ message: string; sessionGoal: string }>(req);
     // `message|sessionGoal` scripts one judgment against particular goals; `message` alone any.
     const entry = script.relevance.get(`${message}|${sessionGoal}`) ?? script.relevance.get(message);
     if (entry === undefined) return missing(`relevance for "${message}"`);
     if (Array.isArray(entry) && entry.every((e) => typeof e === 'number')) {
-      return { json: { phaseRelevance: entry[0], sessionRelevance: entry[1] } };
+      const terms = asksForTerms(req) ? termsFor(message) : undefined;
+      const scores = { phaseRelevance: entry[0], sessionRelevance: entry[1] };
+      return { json: isReply(terms) ? scores : { ...scores, ...(terms ? { terms } : {}) } };
     }
     return Array.isArray(entry) ? next(entry, counters) : entry;
   });
   server.on(MODEL.extraction, (req) => {
     const { phaseGoal } = userJson<{ phaseGoal: string }>(req);
-    const entry = script.terms.get(phaseGoal) ?? phaseGoal.toLowerCase().split(/\W+/).filter(Boolean);
+    const entry = termsFor(phaseGoal);
     return isReply(entry) ? entry : { json: { terms: entry } };
   });
   server.on(MODEL.orchestration, (req) => {

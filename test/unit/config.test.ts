@@ -46,6 +46,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HARNESS_RELEVANCE_MAX_TOKENS: '0' })).toThrow(/HARNESS_RELEVANCE_MAX_TOKENS/);
   });
 
+  it('judges relevance and extracts terms in one call unless HARNESS_UNDERSTANDING=separate', () => {
+    expect(loadConfig({}).models.understanding).toBe('combined');
+    expect(loadConfig({ HARNESS_UNDERSTANDING: 'separate' }).models.understanding).toBe('separate');
+    expect(() => loadConfig({ HARNESS_UNDERSTANDING: 'both' })).toThrow(/HARNESS_UNDERSTANDING/);
+  });
+
   it('uses the openai provider for a keyless OpenAI-compatible server such as Ollama', () => {
     expect(loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' }).models.provider).toBe('openai');
     expect(loadConfig({ OPENAI_API_KEY: 'k', HARNESS_MODEL_PROVIDER: 'local' }).models.provider).toBe('local');

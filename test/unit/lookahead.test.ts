@@ -100,6 +100,19 @@ describe('makeLookahead', () => {
     expect(lookahead.take(999, 'Draft the outline', 'Own the Q3 report')).toBeUndefined();
   });
 
+  it('hands over the task terms of a combined judgment made ahead with its scores', async () => {
+    const state = sessionWithQueue(1, 1);
+    const combined = (request: RelevanceRequest) =>
+      Promise.resolve({ phaseRelevance: 0.1, sessionRelevance: 0.9, terms: request.message.text.split(' ') });
+    const lookahead = makeLookahead(state, combined);
+    lookahead.fill();
+    await expect(lookahead.take(state.queue[0]!.seq, 'Draft the outline', 'Own the Q3 report')).resolves.toEqual({
+      phaseRelevance: 0.1,
+      sessionRelevance: 0.9,
+      terms: ['step', '1'],
+    });
+  });
+
   it('drops a judgment made against other goals, and does not keep it for the old goals either', () => {
     const state = sessionWithQueue(2, 2);
     const { relevance } = recordingRelevance();
