@@ -17,6 +17,7 @@ import { honestCompaction } from '../test/support/honest-agent.js';
 import { ScriptedModelServer, type Handler, type RecordedRequest, type Reply } from '../test/support/model-server.js';
 import { FLAVORS, billableActions, close, send, settledEvents, start, type Driven } from './driver.js';
 import { startStack, type StackOptions } from './stack.js';
+import { UNDERSTANDING_SYSTEM } from '../models/prompts.js';
 import { percentile, round } from './stats.js';
 
 export const INPUT_KINDS = ['continue', 'new-phase', 'initialize'] as const;
@@ -72,6 +73,7 @@ const userJson = <T>(req: RecordedRequest): T =>
  * The roles, each answering from its request alone:
  * - relevance: a message that opens with "Continue" goes on with the current phase; another that shares a
  *   word with the Session goal starts a new phase of it; anything else is unrelated;
+ *   the combined call also gets the message's words as its task terms;
  * - extraction: the phase goal's words; orchestration: the two best-scored candidate Skills;
  * - compaction: test/support/honest-agent.ts honestCompaction;
  * - agent: a one-step reply about the newest user message.
@@ -80,11 +82,15 @@ export function honestRoles(): Record<Role, Handler> {
   return {
     relevance: (req) => {
       const { message, sessionGoal } = userJson<{ message: string; sessionGoal: string }>(req);
-      if (/^continue\b/i.test(message.trim())) return { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } };
+      // The combined call (the default) asks for the message's task terms too: its words.
+      const terms = req.messages[0]?.content === UNDERSTANDING_SYSTEM ? { terms: [...words(message)] } : {};
+      if (/^continue\b/i.test(message.trim()))
+        return { json: { phaseRelevance: 0.9, sessionRelevance: 0.9, ...terms } };
       const shared = [...words(message)].some((w) => words(sessionGoal).has(w));
-      return {
-        json: shared ? { phaseRelevance: 0.2, sessionRelevance: 0.85 } : { phaseRelevance: 0.1, sessionRelevance: 0.1 },
-      };
+      const scores = shared
+        ? { phaseRelevance: 0.2, sessionRelevance: 0.85 }
+        : { phaseRelevance: 0.1, sessionRelevance: 0.1 };
+      return { json: { ...scores, ...terms } };
     },
     extraction: (req) => ({ json: { terms: [...words(userJson<{ phaseGoal: string }>(req).phaseGoal)] } }),
     orchestration: (req) => {
