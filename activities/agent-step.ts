@@ -161,6 +161,7 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
         },
         call,
       ),
+      request.speculative === true,
     ).finally(stopHeartbeats);
     const step: AgentStepResult =
       answer.kind === 'calls'
