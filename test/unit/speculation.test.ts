@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { addDiscarded, emptyTotals, type ModelUsage } from '../../contract/usage.js';
-import type { BoundInput, Decision, SessionState } from '../../contract/state.js';
+import type { BoundInput, Decision } from '../../contract/state.js';
 import { bindNext, intake } from '../../workflows/intake.js';
 import { notContinueShaped } from '../../workflows/speculation.js';
 import { initialState } from '../../workflows/state.js';
