@@ -15,7 +15,7 @@ import { IndexedCatalog } from '../capabilities/catalog.js';
 import { McpCatalog } from '../capabilities/mcp-catalog.js';
 import { parseMcpConfig } from '../capabilities/mcp-config.js';
 import { withMcpToolsets } from '../capabilities/mcp-toolsets.js';
-import { eventsQuery, snapshotQuery } from '../contract/api.js';
+import { commandSignal, eventsQuery, snapshotQuery } from '../contract/api.js';
 import type { DecisionRecord } from '../contract/state.js';
 import {
   MODEL,
@@ -24,6 +24,7 @@ import {
   send,
   startSession,
   startWorker,
+  uniqueId,
   userJson,
   type TestWorker,
 } from './support/harness.js';
@@ -36,6 +37,8 @@ const EventType = temporal.api.enums.v1.EventType;
 /** How long each relevance reply is held back: the agent's early request must arrive within it. */
 const RELEVANCE_DELAY_MS = 800;
 const AGENT_USAGE = { prompt: 700, completion: 30 };
+/** How long the agent model takes over "Read slow.log" while it may call read_file. */
+const SLOW_MS = 6_000;
 
 let dir: string;
 let journal: string;
@@ -55,7 +58,11 @@ function agent(req: RecordedRequest): Reply {
   const readFile = req.tools.find((t) => t.name.endsWith('read_file'));
   const path = /^Read (\S+)/.exec(text)?.[1];
   if (result) return { content: `It says: ${result.content}`, usage: AGENT_USAGE };
-  if (path && readFile) return { toolCalls: [{ name: readFile.name, arguments: { path } }], usage: AGENT_USAGE };
+  if (path && readFile) {
+    const call: Reply = { toolCalls: [{ name: readFile.name, arguments: { path } }], usage: AGENT_USAGE };
+    // A slow file: the model takes its time choosing the call.
+    return path === 'slow.log' ? { delayMs: SLOW_MS, then: call } : call;
+  }
   if (path) return { content: `No file tool is loaded, so I cannot read ${path}.`, usage: AGENT_USAGE };
   return { content: `Ready: ${text}`, usage: AGENT_USAGE };
 }
@@ -93,6 +100,8 @@ async function secondInput(
   text: string,
   scores: [number, number],
   settings: Record<string, unknown> = {},
+  /** Runs right after the input is sent, while its relevance reply is held back. */
+  meanwhile?: (handle: WorkflowHandle) => Promise<void>,
 ): Promise<{ handle: WorkflowHandle; record: DecisionRecord; relevance: RecordedRequest; agent: RecordedRequest[] }> {
   script.selection.set(goal, { skills: [], toolsets: ['mcp-fixture'] });
   const handle = await startSession(worker, { settings });
@@ -103,6 +112,7 @@ async function secondInput(
   const agentBefore = server.requests(MODEL.agent).length;
   const relevanceBefore = server.requests(MODEL.relevance).length;
   await send(handle, text);
+  await meanwhile?.(handle);
   const record = await decided(handle, 2);
   const judged = server.requests(MODEL.relevance).slice(relevanceBefore);
   expect(judged.map((r) => userJson<{ message: string }>(r).message)).toEqual([text]);
@@ -231,5 +241,48 @@ describe('the speculative first agent step', () => {
     const view = await handle.query(snapshotQuery);
     expect(view.usage?.speculative?.discarded).toBe(1);
     expect(view.usage?.speculative?.usage.promptTokens).toBe(AGENT_USAGE.prompt);
+  });
+  it('cancels a discarded step that is still running, without waiting for it, and counts it as of unknown usage', async () => {
+    const text = 'Read slow.log';
+    script.selection.set(text, { skills: [], toolsets: [] });
+    const readsBefore = reads();
+    const { record, agent } = await secondInput('Exercise the fixture tools: read slowly', text, [0.2, 0.9]);
+    expect(record.decision).toBe('new-phase');
+    expect(record.speculation).toEqual({ outcome: 'discarded', reason: 'decision new-phase' });
+    const [early, real] = agent;
+    expect(offers(early, 'read_file')).toBe(true);
+    // The turn ended on the real step long before the early one could have answered.
+    expect(real!.receivedAt).toBeLessThan(early!.receivedAt + SLOW_MS);
+    expect(record.agent?.endedAt).toBeLessThan(early!.receivedAt + SLOW_MS);
+    expect(record.agent).toMatchObject({ outcome: 'replied', toolCalls: [], steps: 1 });
+    expect(record.usage?.speculative).toMatchObject({ discarded: 1, unknown: 1, usage: { calls: 0 } });
+    expect(record.usage?.byRole.agent?.calls).toBe(1);
+    expect(reads()).toBe(readsBefore);
+  });
+
+  it('discards the step when the turn’s first request differs (set-goals while relevance ran) and runs the real one', async () => {
+    const phase = 'Read the guide, chapter by chapter';
+    const readsBefore = reads();
+    const { record, agent } = await secondInput(
+      'Exercise the fixture tools: read the guide',
+      'Read guide.md',
+      [0.9, 0.9],
+      {},
+      (handle) => handle.signal(commandSignal, { commandId: uniqueId('cmd'), name: 'set-goals', args: { phase } }),
+    );
+    expect(record.decision).toBe('continue');
+    expect(record.speculation).toEqual({
+      outcome: 'discarded',
+      reason: 'the first request differed from the one sent ahead',
+    });
+    // The early step, the real first step (under the new phase goal) and the step after the tool.
+    expect(agent).toHaveLength(3);
+    expect(agent[0]!.messages[0]?.content).not.toContain(phase);
+    expect(agent[1]!.messages[0]?.content).toContain(phase);
+    // Only the real step's call ran.
+    expect(reads() - readsBefore).toBe(1);
+    expect(record.agent).toMatchObject({ outcome: 'replied', steps: 2, toolCalls: [{ tool: 'read_file' }] });
+    expect(record.usage?.speculative).toMatchObject({ discarded: 1, unknown: 0 });
+    expect(record.usage?.byRole.agent?.calls).toBe(3);
   });
 });
