@@ -145,22 +145,27 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
     const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
     const tools = toolOffers(request.toolsets, catalog);
     const stopHeartbeats = heartbeatWhileRunning(deps);
-    const { value: answer, usage } = await meteredCall('agent', deps, models, (m, call) =>
-      m.agentStep(
-        {
-          sessionId: request.sessionId,
-          goals: request.goals,
-          decision: request.decision,
-          summaries: request.summaries,
-          artifacts: request.artifacts ?? [],
-          transcript: request.transcript,
-          skills,
-          memories: recalled,
-          tools,
-          step: request.step,
-        },
-        call,
-      ),
+    const { value: answer, usage } = await meteredCall(
+      'agent',
+      deps,
+      models,
+      (m, call) =>
+        m.agentStep(
+          {
+            sessionId: request.sessionId,
+            goals: request.goals,
+            decision: request.decision,
+            summaries: request.summaries,
+            artifacts: request.artifacts ?? [],
+            transcript: request.transcript,
+            skills,
+            memories: recalled,
+            tools,
+            step: request.step,
+          },
+          call,
+        ),
+      request.speculative === true,
     ).finally(stopHeartbeats);
     const step: AgentStepResult =
       answer.kind === 'calls'

@@ -53,7 +53,8 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
   return {
     agentStep: createAgentStep(deps),
     runTool: createRunTool(deps),
-    ...createPolicyActivities(deps.policy),
+    // The budget maximum the agent step enforces is the one the workflow is told about.
+    ...createPolicyActivities({ ...deps.policy, ...(deps.budgetMax ? { budgetMax: deps.budgetMax } : {}) }),
 
     async relevance(request) {
       const parsed = RelevanceRequestSchema.safeParse(request);

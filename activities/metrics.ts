@@ -17,8 +17,9 @@ export const ACTIVITY_METRIC = {
 export const TOKEN_KINDS = ['prompt', 'completion', 'cached', 'reasoning'] as const;
 
 /**
- * Counts one model call's tokens by role, model and kind, and its cost in micro-USD (the metric
- * meter's counters are integers) when the price table knows the model.
+ * Counts one model call's tokens by role, model, kind and `speculative` (an agent step sent before
+ * the decision, workflows/speculation.ts), and its cost in micro-USD (the metric meter's counters are
+ * integers) when the price table knows the model.
  */
 export function recordModelUsage(
   role: string,
@@ -30,20 +31,30 @@ export function recordModelUsage(
     reasoningTokens: number;
   },
   costUsd: number | null,
+  speculative = false,
 ): void {
   const meter = Context.current().metricMeter;
-  const counter = meter.createCounter(ACTIVITY_METRIC.modelTokens, 'tokens', 'Model tokens, by role, model and kind');
+  const counter = meter.createCounter(
+    ACTIVITY_METRIC.modelTokens,
+    'tokens',
+    'Model tokens, by role, model, kind and speculative',
+  );
+  const flag = String(speculative);
   const byKind = {
     prompt: usage.promptTokens,
     completion: usage.completionTokens,
     cached: usage.cachedTokens,
     reasoning: usage.reasoningTokens,
   };
-  for (const kind of TOKEN_KINDS) counter.add(byKind[kind], { role, model: usage.model, kind });
+  for (const kind of TOKEN_KINDS) counter.add(byKind[kind], { role, model: usage.model, kind, speculative: flag });
   if (costUsd !== null) {
     meter
-      .createCounter(ACTIVITY_METRIC.modelCost, 'microusd', 'Model cost in micro-USD (price table), by role and model')
-      .add(Math.round(costUsd * 1e6), { role, model: usage.model });
+      .createCounter(
+        ACTIVITY_METRIC.modelCost,
+        'microusd',
+        'Model cost in micro-USD (price table), by role, model and speculative',
+      )
+      .add(Math.round(costUsd * 1e6), { role, model: usage.model, speculative: flag });
   }
 }
 

@@ -57,19 +57,23 @@ export function budgetExhausted(deps: MeterDeps, check: BudgetCheck | undefined)
  * Calls a role model as asModelCall does, and measures it: tokens as the provider reports them,
  * latency, and cost from the price table. Tokens and cost go to Prometheus as soon as the answer
  * arrives, even when the answer then proves invalid; the usage returned is the activity result's.
+ * A speculative step's tokens are labelled as such when they arrive; whether the workflow then
+ * adopted or discarded the step is in its own metrics (`harness_session_speculative_*`).
  */
 export async function meteredCall<T>(
   role: Role,
   deps: MeterDeps,
   models: RoleModels,
   fn: (models: RoleModels, call: CallOptions) => Promise<T>,
+  /** A speculative agent step (workflows/speculation.ts): its tokens are labelled `speculative="true"`. */
+  speculative = false,
 ): Promise<{ value: T; usage: ModelUsage | undefined }> {
   let reported: CallUsage | undefined;
   const call: CallOptions = {
     ...callOptions(),
     onUsage: (usage) => {
       reported = usage;
-      recordModelUsage(role, usage, costOf(usage, deps.prices ?? {}));
+      recordModelUsage(role, usage, costOf(usage, deps.prices ?? {}), speculative);
     },
   };
   const started = performance.now();

@@ -7,6 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { PolicyActivities } from '../contract/activity-contract.js';
 import { controlMac, signingInput, type ControlKey } from '../contract/control-signature.js';
+import type { Budget } from '../contract/usage.js';
 import { DEFAULT_WORKER_POLICY, WorkerPolicy } from '../contract/worker-policy.js';
 
 /** The worker configuration the policy activities answer from. */
@@ -15,6 +16,10 @@ export interface PolicyConfig {
   allowedAgentTaskQueues?: string[];
   /** Control keys (HARNESS_CONTROL_KEYS): any given turns signed control on. */
   controlKeys?: ControlKey[];
+  /** The most any Session may spend (HARNESS_BUDGET_MAX_*). */
+  budgetMax?: Budget;
+  /** False forbids speculative agent steps (HARNESS_SPECULATIVE_AGENT_STEP=off). */
+  speculativeAgentStep?: boolean;
 }
 
 export function createPolicyActivities(config: PolicyConfig = {}): PolicyActivities {
@@ -25,6 +30,8 @@ export function createPolicyActivities(config: PolicyConfig = {}): PolicyActivit
     allowedAgentTaskQueues: config.allowedAgentTaskQueues ?? [],
     signedControl: keys.length > 0,
     keyIds: keys.map((k) => k.id),
+    budgetMax: config.budgetMax ?? {},
+    speculativeAgentStep: config.speculativeAgentStep ?? true,
   });
   return {
     workerPolicy: () => Promise.resolve(policy),

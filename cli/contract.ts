@@ -244,7 +244,11 @@ function markdown(): string {
           'sum of the priced calls, null when no call was priced, with `unpricedCalls` saying how many it ' +
           'leaves out. `agent.outcome` `budget-exceeded` means a token or cost budget was exhausted before the ' +
           'next model step; a helper role over budget was answered by the local provider and says so in `fallbacks` ' +
-          '(`budget: <role> answered by the local provider (...)`).',
+          '(`budget: <role> answered by the local provider (...)`). `usage.speculative` (absent when none) ' +
+          'is the part spent on speculative agent steps that were discarded: `discarded` steps, `unknown` of ' +
+          'them cancelled before their usage came back, and the known ones’ `usage` (also in `byRole.agent` ' +
+          'and `total`); `speculation` says whether the agent’s first step, started beside the relevance ' +
+          'call, was `adopted` or `discarded` (with its `reason`).',
       );
     }
     if (spec.name === 'snapshot') {

@@ -204,6 +204,12 @@ export function formatUsage(usage: UsageTotals): string {
   ];
   for (const [role, sum] of Object.entries(usage.byRole)) rows.push(row(role, sum));
   rows.push(row('total', usage.total));
+  // Discarded speculative agent steps: already in `agent` and `total`; this is what they cost unused.
+  const ahead = usage.speculative;
+  if (ahead) {
+    const unknown = ahead.unknown > 0 ? ` (+${ahead.unknown} unknown)` : '';
+    rows.push(row(`speculative${unknown}`, ahead.usage));
+  }
   return rows.toString();
 }
 

@@ -166,6 +166,12 @@ export interface AgentStepRequest {
   step: number;
   /** The Session's budget; a step over it is not sent to the model (`budget-exceeded`). */
   budget?: BudgetCheck;
+  /**
+   * Sent beside the relevance call, before the decision (workflows/speculation.ts): the workflow may
+   * still discard the answer, so nothing of it may reach the user until then. Not part of the request's
+   * identity: a speculative step stands in for the real one when all else is equal.
+   */
+  speculative?: boolean;
 }
 const usage = ModelUsage.optional();
 export const AgentStepResult = z.discriminatedUnion('kind', [

@@ -251,6 +251,13 @@ export const Settings = z
      */
     relevanceLookahead: z.number().int().min(0).max(16).default(4),
     /**
+     * On a continue-shaped Session (workflows/speculation.ts), start the agent's first model step
+     * beside the relevance call. Its tool calls run and its reply is released only once the decision
+     * is `continue` and its request is the one the Session would have sent; otherwise it is discarded
+     * and its tokens are counted as speculative. Off: the step waits for the decision.
+     */
+    speculativeAgentStep: z.boolean().default(true),
+    /**
      * Close the Session after this long without input (nothing queued, no agent turn waiting).
      * 0 = never. Unset = the profile's default: never for top-level Sessions, 24 h for `sub-session`.
      * Sub-sessions inherit their parent's settings, so an explicit value applies to them too.

@@ -184,6 +184,12 @@ export const DecisionRecord = z.object({
     .default(null),
   /** Tokens, latency and cost of the input's model calls, per role and in all; null when it made none. */
   usage: UsageTotals.nullable().default(null),
+  /**
+   * The agent's first step started beside the relevance call (workflows/speculation.ts): `adopted`
+   * when it became the turn's first step, `discarded` when it was not used (`reason` says why).
+   * Absent when the input had no speculative step.
+   */
+  speculation: z.object({ outcome: z.enum(['adopted', 'discarded']), reason: z.string().nullable() }).optional(),
 });
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 

@@ -43,10 +43,28 @@ export const UsageSum = z.object({
 });
 export type UsageSum = z.infer<typeof UsageSum>;
 
-/** Sums by model role (`relevance`, `extraction`, `orchestration`, `compaction`, `agent`) and in all. */
+/**
+ * Speculative agent steps that were discarded (workflows/speculation.ts): sent beside the relevance
+ * call, then not used because the decision was not `continue` or the request had changed.
+ */
+export const SpeculativeSum = z.object({
+  /** Steps discarded. */
+  discarded: z.number().int().nonnegative(),
+  /** Of them, cancelled before their usage was known (their tokens, if any, are not in `usage`). */
+  unknown: z.number().int().nonnegative(),
+  /** The discarded steps whose usage is known; these calls are also in `total` and `byRole.agent`. */
+  usage: UsageSum,
+});
+export type SpeculativeSum = z.infer<typeof SpeculativeSum>;
+
+/**
+ * Sums by model role (`relevance`, `extraction`, `orchestration`, `compaction`, `agent`) and in all;
+ * `speculative` is the part of them spent on discarded speculative steps (absent while there were none).
+ */
 export const UsageTotals = z.object({
   total: UsageSum,
   byRole: z.record(z.string(), UsageSum),
+  speculative: SpeculativeSum.optional(),
 });
 export type UsageTotals = z.infer<typeof UsageTotals>;
 
@@ -89,6 +107,21 @@ export function addToSum(sum: UsageSum, usage: ModelUsage): void {
 export function addUsage(totals: UsageTotals, role: string, usage: ModelUsage): void {
   addToSum(totals.total, usage);
   addToSum((totals.byRole[role] ??= emptySum()), usage);
+}
+
+/**
+ * Adds one discarded speculative step of `role` to totals, in place: its usage when known (it was
+ * spent like any call's, so it counts in `total` and the role too), or one more step of unknown usage.
+ */
+export function addDiscarded(totals: UsageTotals, role: string, usage: ModelUsage | undefined): void {
+  const speculative = (totals.speculative ??= { discarded: 0, unknown: 0, usage: emptySum() });
+  speculative.discarded++;
+  if (!usage) {
+    speculative.unknown++;
+    return;
+  }
+  addUsage(totals, role, usage);
+  addToSum(speculative.usage, usage);
 }
 
 /** The tokens a budget counts: prompt plus completion (cached and reasoning tokens are inside them). */

@@ -7,6 +7,7 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
+import { Budget } from './usage.js';
 
 /** Upper bounds a worker puts on Session settings (worker/config.ts reads them from HARNESS_MAX_*). */
 export const SettingCaps = z.object({
@@ -46,6 +47,14 @@ export const WorkerPolicy = z.object({
   signedControl: z.boolean(),
   /** Ids of the keys that verify signatures (never the keys). */
   keyIds: z.array(z.string()),
+  /**
+   * The most any Session may spend (`HARNESS_BUDGET_MAX_*`); the agent-step activity refuses a step
+   * over it. The workflow needs it to tell whether a speculative step sent before the relevance call's
+   * tokens were counted would still have been sent after (workflows/speculation.ts).
+   */
+  budgetMax: Budget.default({}),
+  /** False when the worker forbids speculative agent steps (`HARNESS_SPECULATIVE_AGENT_STEP=off`), whatever a Session set. */
+  speculativeAgentStep: z.boolean().default(true),
 });
 export type WorkerPolicy = z.infer<typeof WorkerPolicy>;
 
@@ -55,6 +64,8 @@ export const DEFAULT_WORKER_POLICY: WorkerPolicy = {
   allowedAgentTaskQueues: [],
   signedControl: false,
   keyIds: [],
+  budgetMax: {},
+  speculativeAgentStep: true,
 };
 
 /** One setting the worker's caps changed: what the start asked for and what the Session uses. */

@@ -118,7 +118,9 @@ describe('the agent acts inside the aligned environment', () => {
   it("converts the Markdown guide to Word in the source article's Session: the tool really runs, once", async () => {
     const goal = 'Write a Markdown guide for installing ComfyUI';
     script.selection.set(goal, { skills: ['markdown-guide'], toolsets: [] });
-    const handle = await startSession(worker);
+    // The agent is scripted by queue order here: a speculative first step (discarded on this new
+    // phase) would take the first queued reply. test/speculation.test.ts covers that path.
+    const handle = await startSession(worker, { settings: { speculativeAgentStep: false } });
     const wrote = 'The guide is in guide.md: installing ComfyUI step by step.';
     server.enqueue(MODEL.agent, { content: wrote });
     await send(handle, goal);

@@ -630,6 +630,42 @@ describe.runIf(enabled)('record replay histories', () => {
     await record('budget-exceeded', handle);
   });
 
+  it('speculation-adopted: a continue input whose first agent step, sent beside relevance, ran a tool and replied', async () => {
+    forget('speculation-adopted');
+    const handle = await sessionWith('Exercise the fixture tools: echo ahead', ['mcp-fixture']);
+    const text = 'echo ahead please';
+    script.relevance.set(text, { delayMs: 300, then: { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } } });
+    agentSteps.set(text, [
+      { toolCalls: [{ name: 'echo', arguments: { text: 'ahead' } }] },
+      { content: 'The tool said ahead.' },
+    ]);
+    await send(handle, text);
+    const result = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2, timeoutMs: 60_000 }] });
+    expect(result.record?.speculation).toEqual({ outcome: 'adopted', reason: null });
+    expect(result.record?.agent).toMatchObject({ outcome: 'replied', toolCalls: [{ status: 'ok' }] });
+    await idle(handle);
+    await record('speculation-adopted', handle);
+  });
+
+  it('speculation-discarded: a new phase discards the early step (its tool call never runs); the real step runs after', async () => {
+    forget('speculation-discarded');
+    const handle = await sessionWith('Exercise the fixture tools: echo then switch', ['mcp-fixture']);
+    const text = 'Plan the team offsite instead';
+    script.relevance.set(text, { delayMs: 300, then: { json: { phaseRelevance: 0.1, sessionRelevance: 0.9 } } });
+    script.selection.set(text, { skills: [], toolsets: [] });
+    agentSteps.set(text, [
+      { toolCalls: [{ name: 'echo', arguments: { text: 'offsite' } }] },
+      { content: 'Planning the offsite.' },
+    ]);
+    await send(handle, text);
+    const result = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2, timeoutMs: 60_000 }] });
+    expect(result.record?.decision).toBe('new-phase');
+    expect(result.record?.speculation).toEqual({ outcome: 'discarded', reason: 'decision new-phase' });
+    expect(result.record?.agent).toMatchObject({ outcome: 'replied', toolCalls: [] });
+    await idle(handle);
+    await record('speculation-discarded', handle);
+  });
+
   it('worker-policy: caps clamp the start; signed control drops a spoofed identity, refuses an unsigned approval, applies signed ones across continue-as-new', async () => {
     const name = 'worker-policy';
     forget(name);

@@ -111,6 +111,7 @@ export const EnvSchema = z.object({
   HARNESS_BUDGET_MAX_SESSION_TOKENS: optionalInt(1),
   HARNESS_BUDGET_MAX_TURN_USD: optionalString.pipe(z.coerce.number<string | undefined>().positive().optional()),
   HARNESS_BUDGET_MAX_SESSION_USD: optionalString.pipe(z.coerce.number<string | undefined>().positive().optional()),
+  HARNESS_SPECULATIVE_AGENT_STEP: z.enum(['on', 'off']).default('on'),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -331,6 +332,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
         .map((q) => q.trim())
         .filter((q) => q.length > 0),
       controlKeys,
+      speculativeAgentStep: e.HARNESS_SPECULATIVE_AGENT_STEP === 'on',
     },
     dataDir: resolve(e.HARNESS_DATA_DIR),
     dev: {

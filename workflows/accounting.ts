@@ -5,15 +5,27 @@
  *
  * A relevance call judged ahead for a queued input (lookahead.ts) counts toward the input being
  * processed when it returns: the Session's totals are exact, a record's share of them is by time.
+ * A speculative agent step (speculation.ts) counts when it is adopted or discarded, toward the input
+ * it was started for; a discarded one also counts in the `speculative` part.
  */
 import type { DecisionRecord, SessionState } from '../contract/state.js';
-import { addUsage, budgetCheck, emptySum, emptyTotals, type BudgetCheck, type ModelUsage } from '../contract/usage.js';
+import {
+  addDiscarded,
+  addUsage,
+  budgetCheck,
+  emptySum,
+  emptyTotals,
+  type BudgetCheck,
+  type ModelUsage,
+} from '../contract/usage.js';
 
 export interface UsageMeter {
   /** Counts from now on toward `record` (the input being processed), until the next `open`. */
   open(record: DecisionRecord): void;
   /** Adds one call's usage; a helper answered locally over budget is named in the record's fallbacks. */
   charge(role: string, usage: ModelUsage | undefined): void;
+  /** Adds one discarded speculative step: its usage when known, else one step of unknown usage. */
+  discard(role: string, usage: ModelUsage | undefined): void;
   /** What the next model call is told about the budget; undefined in Sessions started before budgets. */
   check(): BudgetCheck | undefined;
 }
@@ -37,6 +49,11 @@ export function makeMeter(state: SessionState, budgets: boolean): UsageMeter {
         const note = `budget: ${role} answered by the local provider (${usage.budgetFallback})`;
         if (!record.fallbacks.some((f) => f.startsWith(`budget: ${role} `))) record.fallbacks.push(note);
       }
+    },
+    discard(role, usage) {
+      addDiscarded(state.usage, role, usage);
+      const record = target();
+      if (record) addDiscarded((record.usage ??= emptyTotals()), role, usage);
     },
     check() {
       if (!budgets) return undefined;

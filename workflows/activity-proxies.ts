@@ -213,6 +213,14 @@ export function makeActivities(settings: Settings, meter?: ActivityMeter) {
       checked(AnswerParentResult, await answering.answerParent(request)),
     agentStep: async (request: AgentStepRequest) =>
       checked(AgentStepResult, metered('agent', await agent.agentStep(budgeted(request)))),
+    /**
+     * The agent step sent ahead of the decision (speculation.ts): its answer unchecked and its usage
+     * uncounted, because only the decision says whether it is the turn's step or a discarded one.
+     */
+    agentStepAhead: async (request: AgentStepRequest) => {
+      const answer: unknown = await agent.agentStep(budgeted(request));
+      return { answer, usage: usageOf(answer) };
+    },
     runTool: async (request: RunToolRequest) => checked(RunToolResult, await tools.runTool(request)),
   };
 }

@@ -22,8 +22,11 @@ import {
   type ActiveTurn,
   type BoundInput,
   type ChildSession,
+  type DecisionRecord,
+  type SessionState,
   type TurnOutcome,
 } from '../contract/state.js';
+import type { TranscriptItem } from '../contract/transcript.js';
 import { awaitReply } from './sub-sessions.js';
 import {
   approvalIdOf,
@@ -45,14 +48,19 @@ export type TurnExit = 'finished' | 'parked';
 export async function startAgentTurn(ctx: SessionContext, input: BoundInput, turn: ActiveTurn): Promise<TurnExit> {
   const { state } = ctx;
   state.turn = turn;
-  state.transcript.push({
+  state.transcript.push(userItem(input));
+  return runAgentTurn(ctx);
+}
+
+/** The transcript item a turn begins with: the input as the user (or the routing Session) sent it. */
+export function userItem(input: BoundInput): TranscriptItem {
+  return {
     kind: 'user',
     seq: input.seq,
     text: input.text,
     resources: input.resources,
     ...(input.note && input.routed ? { note: { fromSessionId: input.routed.fromSessionId, text: input.note } } : {}),
-  });
-  return runAgentTurn(ctx);
+  };
 }
 
 /** Runs (or resumes) the turn in `state.turn` until it ends or must wait across continue-as-new. */
@@ -83,9 +91,11 @@ export async function runAgentTurn(ctx: SessionContext): Promise<TurnExit> {
     ctx.show(STAGE.agent);
     turn.steps++;
     const request = await stepRequest(ctx, turn);
+    // The first step may already be under way, started beside the relevance call (speculation.ts).
+    const early = ctx.speculation.adopt(request);
     let answer;
     try {
-      answer = await ctx.cancellable(() => ctx.activities.agentStep(request));
+      answer = await ctx.cancellable(() => early?.() ?? ctx.activities.agentStep(request));
     } catch (err) {
       if (turn.interrupted && isCancellation(err)) continue;
       if (isCancellation(err)) throw err;
@@ -301,8 +311,18 @@ function handedOver(
 
 /** The facts the model step is given; compacts older sealed items first when over the budget. */
 async function stepRequest(ctx: SessionContext, turn: ActiveTurn): Promise<AgentStepRequest> {
-  const { state } = ctx;
-  const window = await contextWindow(ctx, turn);
+  return requestOf(ctx.state, turn, await contextWindow(ctx, turn));
+}
+
+/** What of a turn a step's request names. */
+export type StepOf = Pick<ActiveTurn, 'from' | 'steps'> & { record: Pick<DecisionRecord, 'decision'> };
+
+/**
+ * The request for step `turn.steps` over the transcript `window`. One function for every step and
+ * for the first step started ahead (speculation.ts): that one stands in for the real first step only
+ * because the two requests are the same.
+ */
+export function requestOf(state: SessionState, turn: StepOf, window: TranscriptItem[]): AgentStepRequest {
   return {
     sessionId: state.sessionId,
     ...(turn.from?.kind === 'user' && turn.from.id ? { userId: turn.from.id } : {}),

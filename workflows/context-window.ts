@@ -8,7 +8,7 @@
 import { isCancellation, patched } from '@temporalio/workflow';
 import type { SessionContext } from './session-context.js';
 import { describeFailure } from './stage-runner.js';
-import type { ActiveTurn } from '../contract/state.js';
+import type { ActiveTurn, SessionState } from '../contract/state.js';
 import { clip, clipBytes, jsonBytes } from '../contract/text.js';
 import { clipToolOutput, type TranscriptItem } from '../contract/transcript.js';
 
@@ -104,11 +104,16 @@ export async function contextWindow(ctx: SessionContext, turn: ActiveTurn): Prom
   return stubTurnOutputs(items, turn.seq, budget);
 }
 
+/** The current phase's items of `transcript` (the Session's own unless another is given). */
+export function phaseItems(state: SessionState, transcript: TranscriptItem[] = state.transcript): TranscriptItem[] {
+  const phaseStart = state.phases.at(-1)?.startedAtSeq ?? 0;
+  return transcript.filter((item) => item.seq >= phaseStart);
+}
+
 async function phaseWindow(ctx: SessionContext, turn: ActiveTurn): Promise<TranscriptItem[]> {
   const { state } = ctx;
-  const phaseStart = state.phases.at(-1)?.startedAtSeq ?? 0;
   const budget = state.settings.agentContextBytes;
-  const inPhase = () => state.transcript.filter((item) => item.seq >= phaseStart);
+  const inPhase = () => phaseItems(state);
   const window = inPhase();
   const fit = itemsToCompact(window, turn.seq, budget);
   if (fit.length < 2) return window;

@@ -17,6 +17,8 @@ export const METRIC = {
   degraded: 'harness_session_degraded',
   approvalsRequested: 'harness_session_approvals_requested',
   approvalsResolved: 'harness_session_approvals_resolved',
+  speculativeSteps: 'harness_session_speculative_steps',
+  speculativeDiscardedTokens: 'harness_session_speculative_discarded_tokens',
 } as const;
 
 /** Created lazily: the meter exists only inside a workflow context, not when this module is imported. */
@@ -26,6 +28,8 @@ let counters:
       degraded: ReturnType<typeof metricMeter.createCounter>;
       approvalsRequested: ReturnType<typeof metricMeter.createCounter>;
       approvalsResolved: ReturnType<typeof metricMeter.createCounter>;
+      speculativeSteps: ReturnType<typeof metricMeter.createCounter>;
+      speculativeDiscardedTokens: ReturnType<typeof metricMeter.createCounter>;
     }
   | undefined;
 
@@ -46,6 +50,16 @@ function meters() {
       METRIC.approvalsResolved,
       'approvals',
       'Suspended tool calls approved or rejected, by outcome',
+    ),
+    speculativeSteps: metricMeter.createCounter(
+      METRIC.speculativeSteps,
+      'steps',
+      'Agent steps started beside the relevance call, by outcome (adopted or discarded)',
+    ),
+    speculativeDiscardedTokens: metricMeter.createCounter(
+      METRIC.speculativeDiscardedTokens,
+      'tokens',
+      'Tokens of discarded speculative agent steps whose usage was known, by kind (prompt or completion)',
     ),
   };
   return counters;
@@ -69,4 +83,20 @@ export function recordApprovalRequested(tool: string): void {
 /** A suspended tool call was approved or rejected. */
 export function recordApprovalResolved(tool: string, approved: boolean): void {
   meters().approvalsResolved.add(1, { tool, outcome: approved ? 'approved' : 'rejected' });
+}
+
+/**
+ * A speculative agent step was adopted or discarded; a discarded one's tokens, when known, are
+ * counted too (the activity's `harness_model_tokens` already has them under `speculative="true"`).
+ */
+export function recordSpeculation(
+  outcome: 'adopted' | 'discarded',
+  usage?: { promptTokens: number; completionTokens: number },
+): void {
+  const m = meters();
+  m.speculativeSteps.add(1, { outcome });
+  if (outcome === 'discarded' && usage) {
+    m.speculativeDiscardedTokens.add(usage.promptTokens, { kind: 'prompt' });
+    m.speculativeDiscardedTokens.add(usage.completionTokens, { kind: 'completion' });
+  }
 }

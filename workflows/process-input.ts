@@ -30,7 +30,10 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
   const record = newRecord(input);
   ctx.meter.open(record);
   const firstTask = state.goals.session === null || state.counts.bound === 1;
+  // A continue-shaped Session sends the agent's first step beside the relevance call (speculation.ts).
+  ctx.speculation.start(input, record, firstTask);
   const { outcome, terms } = await understand(ctx, input, record, firstTask);
+  ctx.speculation.decided(outcome.decision);
   record.decision = outcome.decision;
   record.bands = outcome.bands;
   record.degraded = outcome.degraded;

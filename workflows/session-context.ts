@@ -1,6 +1,7 @@
 /** What the stages of an input need from the running Session. */
 import type { SessionActivityProxies } from './activity-proxies.js';
 import type { Lookahead } from './lookahead.js';
+import type { Speculation } from './speculation.js';
 import type { UsageMeter } from './accounting.js';
 import type { SessionState } from '../contract/state.js';
 import type { StageShow } from './stage-runner.js';
@@ -18,6 +19,8 @@ export interface SessionContext {
   readonly cancellable: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Relevance judged ahead for queued inputs; null in Sessions started before it existed. */
   readonly lookahead: Lookahead | null;
+  /** The agent's first step sent beside the relevance call on a continue-shaped Session (speculation.ts). */
+  readonly speculation: Speculation;
   /** Counts model usage toward the Session and the input being processed, and tells calls their budget. */
   readonly meter: UsageMeter;
 }

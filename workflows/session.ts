@@ -45,6 +45,7 @@ import { bindNext, intake, recordRejection, refusal } from './intake.js';
 import { initialState, restoreState } from './state.js';
 import { canIdleClose, closeIdle, idleTimeoutOf } from './lifecycle.js';
 import { makeLookahead } from './lookahead.js';
+import { makeSpeculation } from './speculation.js';
 import { SessionStart } from '../contract/messages.js';
 import type { SessionContext } from './session-context.js';
 import { STAGE, type BoundInput, type SessionStage, type SessionState, type StageRecord } from '../contract/state.js';
@@ -240,6 +241,8 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     state,
     activities,
     lookahead: lookaheadOn ? makeLookahead(state, activities.relevance) : null,
+    // Asks its own patch only where a speculative step would begin (old histories never get there).
+    speculation: makeSpeculation(state, activities, meter, asked),
     taskQueue: workflowInfo().taskQueue,
     meter,
     show: Object.assign((name?: SessionStage) => stage.show(name), {

@@ -68,7 +68,13 @@ describe('worker caps from the environment', () => {
       caps: { maxAgentSteps: 8, toolTimeoutMs: 30_000 },
       allowedAgentTaskQueues: ['agents', 'gpu-agents'],
       controlKeys: [],
+      speculativeAgentStep: true,
     });
+  });
+
+  it('lets a worker forbid speculative agent steps (HARNESS_SPECULATIVE_AGENT_STEP=off)', () => {
+    expect(loadConfig({ HARNESS_SPECULATIVE_AGENT_STEP: 'off' }).policy.speculativeAgentStep).toBe(false);
+    expect(() => loadConfig({ HARNESS_SPECULATIVE_AGENT_STEP: 'no' })).toThrow(/HARNESS_SPECULATIVE_AGENT_STEP/);
   });
 
   it('names the variable of a bad cap', () => {
