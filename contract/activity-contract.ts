@@ -171,6 +171,11 @@ export interface AgentStepRequest {
   step: number;
   /** The Session's budget; a step over it is not sent to the model (`budget-exceeded`). */
   budget?: BudgetCheck;
+  /**
+   * Started before the input's decision, in the hope that it is `continue`: its text deltas are
+   * published marked `speculative`, and followers show them only once the decision is `continue`.
+   */
+  speculative?: boolean;
 }
 const usage = ModelUsage.optional();
 export const AgentStepResult = z.discriminatedUnion('kind', [
