@@ -4,6 +4,7 @@
  * toolset declared it, how it runs, whether it waits for approval, and whether its arguments fit.
  */
 import { FAILURE } from '../contract/failures.js';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { BUILTIN_DECLARATIONS, MemorySaveArgs } from '../capabilities/builtin-tools.js';
 import type { CapabilityCatalog } from '../capabilities/catalog.js';
@@ -18,6 +19,7 @@ import { describeIssues } from '../contract/text.js';
 import type { ActivityDeps } from './deps.js';
 import { budgetExhausted, meteredCall } from './model-call.js';
 import { heartbeatWhileRunning } from './run-tool.js';
+import { DeltaStream } from './agent-deltas.js';
 
 /**
  * The tools offered for one step: the built-ins first (so they keep their names), then each loaded
@@ -145,28 +147,46 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
     const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
     const tools = toolOffers(request.toolsets, catalog);
     const stopHeartbeats = heartbeatWhileRunning(deps);
-    const { value: answer, usage } = await meteredCall(
-      'agent',
-      deps,
-      models,
-      (m, call) =>
-        m.agentStep(
-          {
-            sessionId: request.sessionId,
-            goals: request.goals,
-            decision: request.decision,
-            summaries: request.summaries,
-            artifacts: request.artifacts ?? [],
-            transcript: request.transcript,
-            skills,
-            memories: recalled,
-            tools,
-            step: request.step,
+    // No outlet, no deltas: nothing is streamed to nobody, and the Session is not asked for its last id.
+    const ctx = Context.current();
+    const deltas = deps.deltas
+      ? new DeltaStream(deps.deltas, request.sessionId, {
+          step: request.step,
+          attempt: ctx.info.attempt,
+          speculative: request.speculative === true,
+          log: (line: string) => {
+            ctx.log.warn(line);
           },
-          call,
-        ),
+        })
+      : undefined;
+    const streamed = meteredCall('agent', deps, models, (m, call) =>
+      m.agentStep(
+        {
+          sessionId: request.sessionId,
+          goals: request.goals,
+          decision: request.decision,
+          summaries: request.summaries,
+          artifacts: request.artifacts ?? [],
+          transcript: request.transcript,
+          skills,
+          memories: recalled,
+          tools,
+          step: request.step,
+        },
+        deltas ? { ...call, onText: (piece) => deltas.push(piece) } : call,
+      ),
       request.speculative === true,
     ).finally(stopHeartbeats);
+    const { value: answer, usage } = await streamed.then(
+      async (done) => {
+        await deltas?.end();
+        return done;
+      },
+      (err: unknown) => {
+        deltas?.stop();
+        throw err;
+      },
+    );
     const step: AgentStepResult =
       answer.kind === 'calls'
         ? {

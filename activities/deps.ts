@@ -14,6 +14,7 @@ import type {
 import type { PriceTable } from '../models/prices.js';
 import type { Budget } from '../contract/usage.js';
 import type { PolicyConfig } from './worker-policy.js';
+import type { DeltaOutlet } from './agent-deltas.js';
 
 /** How the worker understands an input: relevance and task terms in one model call, or in two. */
 export const UNDERSTANDING_MODES = ['combined', 'separate'] as const;
@@ -56,4 +57,6 @@ export interface ActivityDeps {
   heartbeatEveryMs?: number;
   /** Caps on Session settings and the agent task queues allowed; unset: DEFAULT_WORKER_POLICY. */
   policy?: PolicyConfig;
+  /** Where the agent step streams its text as `agent.delta` events; absent: it streams none. */
+  deltas?: DeltaOutlet;
 }

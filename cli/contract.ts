@@ -270,6 +270,22 @@ function markdown(): string {
           '`more` when `limit` cut the page. `SessionClient.events` and the gateway’s Server-Sent Events ' +
           '(`GET /sessions/{id}/events`, `Last-Event-ID`) follow it with the live push in between.',
       );
+      p(
+        '`agent.delta` is the agent’s text as the model streams it: `{ id, seq, prev, at, step, text, attempt, ' +
+          'speculative? }`. The agent step publishes it through the worker’s event publisher (in-process, or ' +
+          'PostgreSQL NOTIFY with `HARNESS_EVENTS_URL`), at most one per 50 ms or per 1,000 characters, the first ' +
+          'at once; the workflow never sees it, and the step’s result still carries the whole text. `prev` is the ' +
+          'durable event the step began after (read from the `events` query), and `id` is `<prev>~<n>`: it orders ' +
+          'after `prev` and is never a resume point (SSE sends deltas without an `id:` line). Pieces of one ' +
+          '`step` and `attempt` joined in order are the text so far; a retried step (a higher `attempt`) streams ' +
+          'its text again from the start. A delta of a speculative step (started before the input’s decision) ' +
+          'has `speculative: true`: `SessionClient.events`, and so the gateway’s SSE and `harness watch`, hold it ' +
+          'until that input’s `decision` event, then show it if the decision is `continue` and drop it otherwise ' +
+          '(a follower that started after the decision drops them). With `HARNESS_ENCRYPTION_KEYS` set, deltas are ' +
+          'not sent through PostgreSQL at all (it carries ids only, and a delta has no log entry to read); the ' +
+          'reply reaches subscribers in `turn.finished`, through the codec. The local (offline) provider has no ' +
+          'agent model and streams nothing.',
+      );
     }
   }
   p(

@@ -17,3 +17,14 @@ export function gatewayFromEnv(env: NodeJS.ProcessEnv): { url: string; token: st
     token: token ?? readFileSync(file, 'utf8').trim(),
   };
 }
+
+/** The gateway from the environment when it answers its health check; null otherwise. */
+export async function reachableGateway(env: NodeJS.ProcessEnv): Promise<{ url: string; token: string | null } | null> {
+  const gateway = gatewayFromEnv(env);
+  if (!gateway) return null;
+  const ok = await fetch(`${gateway.url}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+    (r) => r.ok,
+    () => false,
+  );
+  return ok ? gateway : null;
+}

@@ -9,7 +9,8 @@ import type { Progress, StartOptions } from '../client/index.js';
 import type { CliIO, CommandContext } from './context.js';
 import { formatDecision, formatDecisionLine, formatEvent, formatInspect, formatList, formatStage } from './format.js';
 import { GatewayEventFeed } from '../client/sse-feed.js';
-import { gatewayFromEnv } from './gateway-env.js';
+import { reachableGateway } from './gateway-env.js';
+import { earlySubscription, followTurn } from './turn-stream.js';
 import { collect, duration, nonNegativeInt, positiveInt } from './options.js';
 
 interface SendOptions {
@@ -41,7 +42,10 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
     .argument('<text>', 'message text, or - to read it from stdin')
     .option('--resource <uri>', 'resource reference (repeatable)', collect, [])
     .option('--message-id <id>', 'message id (default: generated); reuse it when retrying, it de-duplicates')
-    .option('--wait', 'wait until the input is aligned and print its decision')
+    .option(
+      '--wait',
+      "wait until the input's turn ends and print its decision; with a gateway (HARNESS_GATEWAY_URL, or the one `npm start` runs) the agent's text prints live as it streams",
+    )
     .addOption(
       new Option('--timeout <duration>', 'with --wait: give up after this long (90s, 5m; a bare number is seconds)')
         .argParser(duration('s'))
@@ -66,7 +70,15 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
           line(opts.json ? JSON.stringify(sent) : `sent message ${sent.messageId} to session ${sessionId}`);
           return;
         }
-        const recorded = await client.submit(sessionId, draft, { start, timeoutMs: opts.timeout });
+        // Live from the gateway's event stream, opened before the input goes in; else the result update.
+        const gateway = await reachableGateway(process.env);
+        const early = gateway ? earlySubscription(new GatewayEventFeed(gateway.url, gateway.token), sessionId) : null;
+        const recorded = await client
+          .submit(sessionId, draft, { start, timeoutMs: opts.timeout })
+          .catch((err: unknown) => {
+            early?.close();
+            throw err;
+          });
         if (!opts.json) {
           const what = recorded.duplicate ? 'was already recorded (duplicate messageId)' : 'recorded';
           line(`session ${sessionId}: input #${recorded.seq} ${what} (message ${recorded.messageId})`);
@@ -76,6 +88,25 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
         const onSigint = () => stop.abort();
         process.once('SIGINT', onSigint);
         try {
+          if (early && !recorded.duplicate) {
+            progress?.update({ seq: recorded.seq, status: 'pending', outcome: null });
+            let text = '';
+            const show = (piece: string) => {
+              if (opts.json) return;
+              if (text === '') progress?.done();
+              text += piece;
+              io.stdout.write(piece);
+            };
+            await followTurn(client, sessionId, recorded.seq, {
+              feed: early,
+              timeoutMs: opts.timeout,
+              signal: stop.signal,
+              onText: show,
+              onRestart: (step) => show(`\n[step ${step} was retried; its text again:]\n`),
+            });
+            if (text !== '' && !text.endsWith('\n')) io.stdout.write('\n');
+          }
+          // After the stream said the turn is over (or without a gateway), the update answers at once.
           const decision = await client.waitForDecision(sessionId, recorded.seq, {
             timeoutMs: opts.timeout,
             signal: stop.signal,
@@ -88,6 +119,7 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
           else if (decision) line(formatDecision(decision, view, input));
           else line(`decision #${recorded.seq}: no longer kept by the session (older than its decision window)`);
         } finally {
+          early?.close();
           progress?.done();
           process.off('SIGINT', onSigint);
         }
@@ -124,15 +156,9 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
       process.once('SIGINT', onSigint);
       try {
         await withClient(cmd, async (client) => {
-          const gateway = gatewayFromEnv(process.env);
           // A gateway that does not answer (npm start stopped, say) leaves watch to poll as before.
-          const reachable =
-            gateway !== null &&
-            (await fetch(`${gateway.url}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
-              (r) => r.ok,
-              () => false,
-            ));
-          if (gateway && reachable) {
+          const gateway = await reachableGateway(process.env);
+          if (gateway) {
             // Live from the gateway's event stream: one log read to start, no polling while idle.
             const feed = new GatewayEventFeed(gateway.url, gateway.token);
             const after =

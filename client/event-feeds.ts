@@ -57,11 +57,16 @@ export class PostgresEventFeed implements EventPublisher {
   private connecting: Promise<pg.Client> | undefined;
   private readonly local = new InProcessEventFeed();
   private closed = false;
+  /** The NOTIFY of the last agent delta published: the next one waits for it. */
+  private deltas: Promise<void> = Promise.resolve();
 
   private readonly log: (line: string) => void;
   private readonly contentFree: boolean;
 
-  /** `contentFree`: push only ids (hints), never event content (set when payloads are encrypted). */
+  /**
+   * `contentFree`: push only ids (hints), never event content (set when payloads are encrypted);
+   * agent deltas, which are content only, are then not pushed at all.
+   */
   constructor(
     private readonly url: string,
     options: { log?: (line: string) => void; contentFree?: boolean } = {},
@@ -74,12 +79,27 @@ export class PostgresEventFeed implements EventPublisher {
 
   publish(sessionId: string, event: SessionEvent): void {
     let payload = JSON.stringify({ s: sessionId, e: event });
-    if (this.contentFree || Buffer.byteLength(payload) > NOTIFY_MAX_BYTES) {
+    const tooLarge = Buffer.byteLength(payload) > NOTIFY_MAX_BYTES;
+    if (event.kind === 'agent.delta') {
+      // A delta is text and nothing else, and no log holds it to send a hint for: with payloads
+      // encrypted it is not published at all (the reply reaches subscribers through the codec, in
+      // `turn.finished`). The agent step keeps deltas well under the limit; one over it is dropped.
+      if (this.contentFree || tooLarge) return;
+      // One step's deltas are joined in the order sent; the pool's two connections could swap them.
+      this.deltas = this.deltas.then(() => this.notify(payload));
+      return;
+    }
+    if (this.contentFree || tooLarge) {
       payload = JSON.stringify({ s: sessionId, e: { hint: true, id: event.id } satisfies EventHint });
     }
-    this.pool
-      .query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, payload])
-      .catch((err: Error) => this.log(`events: notify failed (subscribers read it from the log): ${err.message}`));
+    void this.notify(payload);
+  }
+
+  private notify(payload: string): Promise<void> {
+    return this.pool.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, payload]).then(
+      () => undefined,
+      (err: Error) => this.log(`events: notify failed (subscribers read it from the log): ${err.message}`),
+    );
   }
 
   subscribeAll(listener: (sessionId: string, event: SessionEvent | EventHint) => void): () => void {
@@ -128,6 +148,7 @@ export class PostgresEventFeed implements EventPublisher {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.deltas;
     await this.local.close();
     await this.listener?.end().catch(() => undefined);
     await this.pool.end().catch(() => undefined);

@@ -168,8 +168,10 @@ export interface AgentStepRequest {
   budget?: BudgetCheck;
   /**
    * Sent beside the relevance call, before the decision (workflows/speculation.ts): the workflow may
-   * still discard the answer, so nothing of it may reach the user until then. Not part of the request's
-   * identity: a speculative step stands in for the real one when all else is equal.
+   * still discard the answer, so nothing of it may reach the user until then. Its text deltas are
+   * published marked `speculative`, and followers show them only once the decision is `continue`.
+   * Not part of the request's identity: a speculative step stands in for the real one when all else
+   * is equal.
    */
   speculative?: boolean;
 }

@@ -126,7 +126,24 @@ export const SessionEvent = z.discriminatedUnion('kind', [
     status: z.string(),
     output: z.string(),
   }),
-  z.object({ ...base, kind: z.literal('agent.delta'), step: z.number().int(), text: z.string() }),
+  z.object({
+    ...base,
+    kind: z.literal('agent.delta'),
+    /** The agent step within the turn (1-based) whose text this continues. */
+    step: z.number().int(),
+    /** The next piece of that step's text; pieces of one attempt, joined in order, are its text so far. */
+    text: z.string(),
+    /**
+     * The activity attempt that streamed it (1 first). A retried step streams its text again from the
+     * start: a consumer drops what an earlier attempt of the same step showed.
+     */
+    attempt: z.number().int().positive().optional(),
+    /**
+     * From a speculative step, started before the input's decision: followers hold it until that
+     * input's `decision` event, then show it if the decision is `continue` and drop it otherwise.
+     */
+    speculative: z.boolean().optional(),
+  }),
   z.object({
     ...base,
     kind: z.literal('turn.finished'),

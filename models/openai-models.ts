@@ -154,22 +154,47 @@ export class OpenAIModels implements RoleModels {
     return compactionResult(request, await this.json('compaction', compactionPrompt(request), CompactionAnswer, call));
   }
 
-  /** One step with real tool calling: the loaded tools go out as `tools`, the answer is text or `tool_calls`. */
+  /**
+   * One step with real tool calling: the loaded tools go out as `tools`, the answer is text or
+   * `tool_calls`. The answer streams (the client's ChatCompletionStream accumulates text and tool-call
+   * deltas into the same completion a plain call returns), so `call.onText` hears the text as it
+   * arrives; `include_usage` keeps the usage block, which a stream otherwise leaves out.
+   */
   async agentStep(prompt: AgentStepPrompt, call: CallOptions): Promise<AgentModelStep> {
     const model = this.config.models.agent;
     if (!model) return { kind: 'skipped', reason: NO_AGENT_MODEL };
     const { messages, tools } = agentRequest(prompt);
+    // The client's `timeout` stops at the response headers; a stream that stalls after them is cut
+    // by this deadline instead, and reported as a timeout (retryable) like a slow plain answer.
+    const deadline = AbortSignal.timeout(call.timeoutMs);
+    const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
     let message: OpenAI.ChatCompletionMessage | undefined;
     try {
-      const completion = await this.client.chat.completions.create(
+      const stream = this.client.chat.completions.stream(
         // Tools before messages, as providers put them in front of the prompt: the request body then
         // reads in cache-prefix order (stable tools and system text first, the transcript last).
-        { model, ...(tools.length > 0 ? { tools } : {}), messages, temperature: 0.3 },
-        { timeout: call.timeoutMs, ...(call.signal ? { signal: call.signal } : {}) },
+        {
+          model,
+          ...(tools.length > 0 ? { tools } : {}),
+          messages,
+          temperature: 0.3,
+          stream_options: { include_usage: true },
+        },
+        { timeout: call.timeoutMs, signal },
       );
+      if (call.onText) {
+        const onText = call.onText;
+        stream.on('content', (piece) => {
+          if (piece) onText(piece);
+        });
+      }
+      const completion = await stream.finalChatCompletion();
       reportUsage(completion, model, call);
       message = completion.choices[0]?.message;
     } catch (err) {
+      if (deadline.aborted && !call.signal?.aborted) {
+        throw ApplicationFailure.retryable(`agent model timed out (stream unfinished)`, FAILURE.ModelTimeout);
+      }
       throw toModelFailure(err, 'agent');
     }
     return agentAnswer(message);

@@ -23,6 +23,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Told what a call used, once its answer arrives (before the answer is parsed, so invalid output counts too). */
   onUsage?: (usage: CallUsage) => void;
+  /**
+   * Told each piece of the agent's text as the model streams it (providers that stream; the local
+   * provider does not). The step's answer still carries the whole text.
+   */
+  onText?: (piece: string) => void;
 }
 
 /** What one model call used, as its provider reports it (`cachedTokens` within prompt, `reasoningTokens` within completion). */

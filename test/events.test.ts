@@ -51,6 +51,9 @@ async function collect(
   return seen;
 }
 
+/** The durable events among those seen (agent deltas are best effort and never in the log). */
+const durable = (events: SessionEvent[]) => events.filter((e) => e.kind !== 'agent.delta');
+
 const turnsFinished = (n: number) => (seen: SessionEvent[]) =>
   seen.filter((e) => e.kind === 'turn.finished').length >= n;
 
@@ -58,7 +61,7 @@ describe('events', () => {
   it('an input yields its durable events in order, ids chained by prev, live from the feed', async () => {
     const sessionId = uniqueId('ev');
     await client.send(sessionId, { text: 'Research ComfyUI and deliver a Markdown guide' });
-    const seen = await collect(client.events(sessionId, { feed: w.events }), turnsFinished(1));
+    const seen = durable(await collect(client.events(sessionId, { feed: w.events }), turnsFinished(1)));
     const kinds = seen.map((e) => e.kind);
     // Understanding the input is the stage that makes the decision.
     expect(kinds.slice(0, 4)).toEqual(['input.bound', 'stage.started', 'stage.finished', 'decision']);
@@ -87,7 +90,7 @@ describe('events', () => {
     // The second input happens while nobody is subscribed.
     await client.send(sessionId, { text: 'Add a section on custom nodes' });
     const rest = await collect(client.events(sessionId, { feed: w.events, after: lastSeen }), turnsFinished(2));
-    const all = [...first, ...rest];
+    const all = durable([...first, ...rest]);
     const ids = all.map((e) => e.id);
     expect(new Set(ids).size).toBe(ids.length);
     const log = await client.eventsAfter(sessionId);
@@ -110,7 +113,7 @@ describe('events', () => {
     const following = collect(client.events(sessionId, { feed: lossy }), turnsFinished(3));
     await client.send(sessionId, { text: 'Add a section on custom nodes' });
     await client.send(sessionId, { text: 'And a troubleshooting section' });
-    const seen = await following;
+    const seen = durable(await following);
     const log = await client.eventsAfter(sessionId);
     expect(pushed).toBeGreaterThan(3);
     expect(seen.map((e) => e.id)).toEqual(
@@ -147,6 +150,37 @@ describe('events', () => {
     polling.abort();
     await withoutFeed;
     expect(reads).toBeGreaterThan(3);
+  });
+
+  it("reads the agent's first text delta before the turn finishes, and the deltas join to the reply", async () => {
+    const sessionId = uniqueId('ev-delta');
+    const reply = 'Streaming, piece by piece, before the turn is over.';
+    models.enqueue(MODEL.agent, { content: reply });
+    models.streamWith({ chunkChars: 6, delayMs: 80 });
+    try {
+      await client.send(sessionId, { text: 'Research ComfyUI and deliver a Markdown guide' });
+      const seen = await collect(client.events(sessionId, { feed: w.events }), turnsFinished(1));
+      const deltas = seen.flatMap((e) => (e.kind === 'agent.delta' ? [e] : []));
+      const finishedAt = seen.findIndex((e) => e.kind === 'turn.finished');
+      expect(deltas.length).toBeGreaterThan(1);
+      // The first delta came while the turn was running: before its turn.finished, and earlier in time.
+      const first = seen.findIndex((e) => e.kind === 'agent.delta');
+      expect(first).toBeGreaterThan(-1);
+      expect(first).toBeLessThan(finishedAt);
+      expect(deltas[0]!.at).toBeLessThan(seen[finishedAt]!.at);
+      expect(deltas.map((d) => d.text).join('')).toBe(reply);
+      expect(seen[finishedAt]).toMatchObject({ reply });
+      // Each delta follows the durable event the step began after, and never stands in the log.
+      for (const d of deltas) {
+        expect(d).toMatchObject({ seq: 1, step: 1, attempt: 1, prev: expect.stringMatching(/^1\.\d+$/) });
+        expect(d.id.startsWith(`${d.prev}~`)).toBe(true);
+        expect(d.speculative).toBeUndefined();
+      }
+      const log = await client.eventsAfter(sessionId);
+      expect(log.events.some((e) => e.kind === 'agent.delta')).toBe(false);
+    } finally {
+      models.streamWith({ chunkChars: 8, delayMs: 0 });
+    }
   });
 
   it('the events query refuses a malformed id with a clear error', async () => {

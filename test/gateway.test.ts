@@ -174,6 +174,90 @@ describe('gateway', () => {
     expect(kinds).toEqual(expect.arrayContaining(['tool.proposed', 'tool.started', 'tool.finished', 'turn.finished']));
   });
 
+  it("streams the agent's text deltas over SSE before the turn finishes, without ids", async () => {
+    const sessionId = uniqueId('gw-delta');
+    await post(`/sessions/${sessionId}/messages`, { text: GOAL });
+    await client.waitForDecision(sessionId, 1);
+    const reply = 'Deltas travel over Server-Sent Events as the model writes.';
+    script.relevance.set('stream to me', [0.9, 0.9]);
+    server.enqueue(MODEL.agent, { content: reply });
+    server.streamWith({ chunkChars: 6, delayMs: 80 });
+    try {
+      const start = (await client.eventsAfter(sessionId)).lastId!;
+      const reading = readStream(`/sessions/${sessionId}/events?after=${start}`, {}, turnFinished);
+      await post(`/sessions/${sessionId}/messages`, { text: 'stream to me' });
+      const { events, ids } = await reading;
+      const first = events.findIndex((e) => e.kind === 'agent.delta');
+      const finished = events.findIndex((e) => e.kind === 'turn.finished');
+      expect(first).toBeGreaterThan(-1);
+      expect(first).toBeLessThan(finished);
+      const deltas = events.flatMap((e) => (e.kind === 'agent.delta' ? [e] : []));
+      expect(deltas.map((d) => d.text).join('')).toBe(reply);
+      // Only durable events carry an SSE id, so Last-Event-ID never names a delta.
+      expect(ids).toEqual(events.filter((e) => e.kind !== 'agent.delta').map((e) => e.id));
+    } finally {
+      server.streamWith({ chunkChars: 8, delayMs: 0 });
+    }
+  });
+
+  it('harness send --wait prints the agent text live from the gateway, then the decision', async () => {
+    const sessionId = uniqueId('gw-send');
+    await post(`/sessions/${sessionId}/messages`, { text: GOAL });
+    await client.waitForDecision(sessionId, 1);
+    const reply = 'Printed live while the model was still writing.';
+    script.relevance.set('tell me live', [0.9, 0.9]);
+    server.enqueue(MODEL.agent, { content: reply });
+    server.streamWith({ chunkChars: 4, delayMs: 150 });
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        'bin/harness.js',
+        '--address',
+        inject('temporalAddress'),
+        '--task-queue',
+        worker.taskQueue,
+        'send',
+        sessionId,
+        'tell me live',
+        '--wait',
+      ],
+      {
+        env: { ...env, HARNESS_GATEWAY_URL: gateway.url, HARNESS_GATEWAY_TOKEN: TOKEN },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    // What was printed when the first piece of the text appeared.
+    let atFirstPiece: string | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      const text = chunk.toString();
+      out += text;
+      if (atFirstPiece === undefined && text.trim() !== '' && reply.includes(text)) atFirstPiece = out;
+    });
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    const timer = setTimeout(() => child.kill(), 60_000);
+    try {
+      expect(await exited).toBe(0);
+    } finally {
+      clearTimeout(timer);
+      server.streamWith({ chunkChars: 8, delayMs: 0 });
+    }
+    // The text came piece by piece: when its first piece was out, the rest and the decision were not.
+    expect(atFirstPiece, `send printed: ${out} ${err}`).toBeDefined();
+    expect(atFirstPiece).not.toContain(reply);
+    expect(atFirstPiece).not.toMatch(/decision #2/);
+    expect(err).toBe('');
+    // The streamed text on its own line, then the decision as without a gateway.
+    expect(out).toContain(`${reply}\n`);
+    expect(out).toMatch(/decision #2/);
+    expect(out.indexOf(reply)).toBeLessThan(out.search(/decision #2/));
+  });
+
   it('harness watch prints the events live from the gateway until the Session closes', async () => {
     const sessionId = uniqueId('gw-watch');
     await post(`/sessions/${sessionId}/messages`, { text: GOAL });

@@ -305,3 +305,82 @@ describe('ScriptedModelServer with the real openai client', () => {
     await pending;
   });
 });
+
+describe('ScriptedModelServer streaming (stream: true)', () => {
+  /** The raw `data:` payloads of a streamed answer, each with the time it arrived. */
+  async function rawStream(body: Record<string, unknown>): Promise<Array<{ data: string; at: number }>> {
+    const response = await fetch(`${server.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], stream: true, ...body }),
+    });
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const out: Array<{ data: string; at: number }> = [];
+    let buffered = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      buffered += decoder.decode(chunk, { stream: true });
+      const messages = buffered.split('\n\n');
+      buffered = messages.pop() ?? '';
+      for (const message of messages) out.push({ data: message.replace(/^data: /, ''), at: Date.now() });
+    }
+    return out;
+  }
+
+  it('sends chat.completion.chunk events a delay apart, a usage chunk when asked, then [DONE]', async () => {
+    server.on('streamer', { content: 'Hello, streaming world', usage: { prompt: 11, completion: 5 } });
+    server.streamWith({ chunkChars: 5, delayMs: 40 });
+    const events = await rawStream({ model: 'streamer', stream_options: { include_usage: true } });
+    server.streamWith({ chunkChars: 8, delayMs: 0 });
+    expect(events.at(-1)?.data).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.data) as OpenAI.ChatCompletionChunk);
+    expect(new Set(chunks.map((c) => c.object))).toEqual(new Set(['chat.completion.chunk']));
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1);
+    const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+    expect(text).toBe('Hello, streaming world');
+    expect(chunks.filter((c) => c.choices[0]?.delta.content).map((c) => c.choices[0]?.delta.content)).toEqual([
+      'Hello',
+      ', str',
+      'eamin',
+      'g wor',
+      'ld',
+    ]);
+    expect(chunks.at(-2)?.choices[0]?.finish_reason).toBe('stop');
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 11, completion_tokens: 5 } });
+    // Really paced: the first piece arrived well before the last (8 chunks, 40 ms apart).
+    expect(events.at(-1)!.at - events[0]!.at).toBeGreaterThanOrEqual(200);
+  });
+
+  it('streams tool calls as deltas that the openai client accumulates into the same message', async () => {
+    server.on('caller', {
+      content: 'Let me look.',
+      toolCalls: [
+        { id: 'call_a', name: 'search', arguments: { query: 'comfyui nodes' } },
+        { id: 'call_b', name: 'fetch', arguments: '{"url":"https://example.org"}' },
+      ],
+    });
+    const pieces: string[] = [];
+    const stream = client().chat.completions.stream({
+      model: 'caller',
+      messages: [{ role: 'user', content: 'find it' }],
+      stream_options: { include_usage: true },
+    });
+    stream.on('content', (piece) => pieces.push(piece));
+    const completion = await stream.finalChatCompletion();
+    const message = completion.choices[0]?.message;
+    expect(pieces.join('')).toBe('Let me look.');
+    expect(completion.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(
+      message?.tool_calls?.map((c) => (c.type === 'function' ? [c.id, c.function.name, c.function.arguments] : [])),
+    ).toEqual([
+      ['call_a', 'search', '{"query":"comfyui nodes"}'],
+      ['call_b', 'fetch', '{"url":"https://example.org"}'],
+    ]);
+    expect(completion.usage?.completion_tokens).toBeGreaterThan(0);
+    // Without include_usage the stream carries no usage, as OpenAI's does.
+    const bare = await client()
+      .chat.completions.stream({ model: 'caller', messages: [{ role: 'user', content: 'again' }] })
+      .finalChatCompletion();
+    expect(bare.usage).toBeUndefined();
+  });
+});

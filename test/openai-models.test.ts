@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseModelJson, retryAfterMs } from '../models/model-errors.js';
-import { DEFAULT_MAX_TOKENS, OpenAIModels } from '../models/openai-models.js';
+import { DEFAULT_MAX_TOKENS, OpenAIModels, type OpenAIModelsConfig } from '../models/openai-models.js';
 import { OrchestrationOutput } from '../contract/activity-contract.js';
 import { RelevanceScores } from '../contract/relevance.js';
 import { FAILURE } from '../contract/failures.js';
@@ -20,7 +20,10 @@ const request = {
   sessionGoal: 'Research ComfyUI and deliver a Markdown guide',
 };
 
-function models(jsonMode: 'json_object' | 'json_schema' = 'json_object', roles = { relevance: 'judge' }) {
+function models(
+  jsonMode: 'json_object' | 'json_schema' = 'json_object',
+  roles: OpenAIModelsConfig['models'] = { relevance: 'judge' },
+) {
   return new OpenAIModels({ baseURL: server.baseURL, apiKey: 'test', models: roles, jsonMode });
 }
 
@@ -195,7 +198,62 @@ describe('OpenAIModels', () => {
     );
     expect(agent).toEqual({ kind: 'skipped', reason: expect.stringContaining('no agent model configured') });
   });
+
+  it('streams the agent step: text pieces as they arrive, usage from the last chunk, calls accumulated', async () => {
+    server.on('streaming-agent', {
+      content: 'I will add them.',
+      toolCalls: [{ id: 'call_7', name: 'add', arguments: { a: 2, b: 3 } }],
+      usage: { prompt: 40, completion: 9 },
+    });
+    server.streamWith({ chunkChars: 4, delayMs: 30 });
+    const pieces: Array<{ text: string; at: number }> = [];
+    let usage: unknown;
+    const started = Date.now();
+    const answer = await models('json_object', { agent: 'streaming-agent' }).agentStep(agentPrompt, {
+      timeoutMs: 5_000,
+      onText: (text) => pieces.push({ text, at: Date.now() - started }),
+      onUsage: (u) => (usage = u),
+    });
+    const finishedAt = Date.now() - started;
+    server.streamWith({ chunkChars: 8, delayMs: 0 });
+    expect(server.requests('streaming-agent')[0]?.body).toMatchObject({
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    expect(pieces.map((p) => p.text)).toEqual(['I wi', 'll a', 'dd t', 'hem.']);
+    // The first piece came while the answer was still streaming (tool-call chunks followed it).
+    expect(pieces[0]!.at).toBeLessThan(finishedAt - 60);
+    expect(answer).toEqual({
+      kind: 'calls',
+      text: 'I will add them.',
+      calls: [{ callId: 'call_7', name: 'add', arguments: '{"a":2,"b":3}' }],
+    });
+    expect(usage).toMatchObject({ model: 'streaming-agent', promptTokens: 40, completionTokens: 9 });
+  });
+
+  it('cuts a stream that stalls after its headers at the call timeout, as a retryable timeout', async () => {
+    server.on('stalling-agent', { content: 'x'.repeat(40) });
+    server.streamWith({ chunkChars: 1, delayMs: 100 });
+    const error = await failure(
+      models('json_object', { agent: 'stalling-agent' }).agentStep(agentPrompt, { timeoutMs: 500 }),
+    );
+    server.streamWith({ chunkChars: 8, delayMs: 0 });
+    expect(error.type).toBe(FAILURE.ModelTimeout);
+    expect(error.nonRetryable).toBe(false);
+  });
 });
+
+const agentPrompt = {
+  sessionId: 's',
+  goals: { session: 'g', phase: 'g' },
+  decision: 'continue' as const,
+  summaries: [],
+  transcript: [{ kind: 'user' as const, seq: 1, text: 'add 2 and 3', resources: [] }],
+  skills: [],
+  memories: [],
+  tools: [],
+  step: 1,
+};
 
 describe('parseModelJson', () => {
   it('accepts JSON inside a Markdown code fence', () => {

@@ -14,6 +14,7 @@ import { defaultScoringThreads } from '../models/local/scoring-pool.js';
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import type { EventPublisher, EventSinks, SessionEvent } from '../contract/events.js';
 import { InProcessEventFeed, PostgresEventFeed } from '../client/event-feeds.js';
+import { deltaOutlet } from './delta-outlet.js';
 import { connectMcpToolsets } from '../capabilities/mcp-toolsets.js';
 import type { MemoryBackend } from '../capabilities/memory-model.js';
 import { openMemoryStore } from '../capabilities/open-memory-store.js';
@@ -212,14 +213,13 @@ export async function createSessionWorker(
     const clientConnection = await Connection.connect(connectionOptions(config.temporal));
     opened.push(() => clientConnection.close());
     const codec = config.encryptionKeys.length > 0 ? new AesGcmPayloadCodec(config.encryptionKeys) : undefined;
-    const directory = temporalSessionDirectory(
-      new Client({
-        connection: clientConnection,
-        namespace: config.temporal.namespace,
-        ...(codec ? { dataConverter: encryptedDataConverter(codec) } : {}),
-        ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}),
-      }),
-    );
+    const client = new Client({
+      connection: clientConnection,
+      namespace: config.temporal.namespace,
+      ...(codec ? { dataConverter: encryptedDataConverter(codec) } : {}),
+      ...(tracing ? { interceptors: { workflow: [tracing.clientInterceptor] } } : {}),
+    });
+    const directory = temporalSessionDirectory(client);
     const sessions = overrides.wrapSessions ? overrides.wrapSessions(directory) : directory;
     const bundle =
       overrides.workflowBundle ??
@@ -283,6 +283,7 @@ export async function createSessionWorker(
         recall: config.recall,
         policy: config.policy,
         sessions,
+        deltas: deltaOutlet(events, client),
         ...(mcp ? { mcp } : {}),
         ...(toolPolicy ? { toolPolicy } : {}),
       }),

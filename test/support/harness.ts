@@ -19,6 +19,7 @@ import type { DecisionRecord } from '../../contract/state.js';
 import type { SessionInput } from '../../contract/api.js';
 import type { MessageInput } from '../../contract/messages.js';
 import { temporalSessionDirectory } from '../../worker/session-directory.js';
+import { deltaOutlet } from '../../worker/delta-outlet.js';
 import type { RecordedRequest, ScriptedModelServer } from './model-server.js';
 
 // Activity failures are the point of many tests; keep the worker's log to errors.
@@ -108,6 +109,7 @@ export async function startWorker(options: {
       ...(options.fallbackModels ? { fallbackModels: options.fallbackModels } : {}),
       catalog: options.catalog ?? catalog(),
       sessions: temporalSessionDirectory(client),
+      deltas: deltaOutlet(events, client),
       ...(options.mcp ? { mcp: options.mcp } : {}),
       ...(options.memories ? { memories: options.memories } : {}),
       ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),

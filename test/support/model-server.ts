@@ -50,6 +50,9 @@ export interface ScriptedToolCall {
  *   `{ error: { message, type, param, code } }`, a string body is sent raw;
  * - `{ delayMs, then }`: wait, then answer with `then` (dropped silently if the client has gone away);
  * - `{ hangUp: true }`: destroy the socket without answering.
+ *
+ * A request with `stream: true` gets the same answer as Server-Sent Events (see StreamOptions); an
+ * HTTP error or a hang-up stays what it is.
  */
 export type Reply =
   | { json: unknown; usage?: ScriptedUsage }
@@ -80,6 +83,19 @@ export interface ScriptedUsage {
  */
 export const PROMPT_CACHE = { minTokens: 1024, blockTokens: 128, charsPerToken: 4 } as const;
 
+/**
+ * How a request that asks for `stream: true` is answered: Server-Sent Events of
+ * `chat.completion.chunk` objects, the text and each tool call's arguments cut into pieces of
+ * `chunkChars`, `delayMs` apart, then (when the request set `stream_options.include_usage`) a last
+ * chunk with no choices and the usage, then `data: [DONE]`.
+ */
+export interface StreamOptions {
+  /** Characters per content or arguments piece (default 8). */
+  chunkChars?: number;
+  /** Wait before each chunk after the first (default 0). */
+  delayMs?: number;
+}
+
 /** Computes the reply for a request; a thrown error becomes a 500 carrying its message. */
 export type Handler = (req: RecordedRequest) => Reply | Promise<Reply>;
 
@@ -99,6 +115,7 @@ export class ScriptedModelServer {
   private toolCallCount = 0;
   /** Per model, the cache keys of the requests seen so far (only with `promptCache`). */
   private readonly cacheKeys = new Map<string, string[]>();
+  private streaming: Required<StreamOptions> = { chunkChars: 8, delayMs: 0 };
 
   private constructor(
     private readonly server: Server,
@@ -143,6 +160,12 @@ export class ScriptedModelServer {
     const queue = this.queues.get(model) ?? [];
     queue.push(...replies);
     this.queues.set(model, queue);
+    return this;
+  }
+
+  /** Sets how streamed answers are cut and paced (see StreamOptions); unset fields keep their value. */
+  streamWith(options: StreamOptions): this {
+    this.streaming = { ...this.streaming, ...options };
     return this;
   }
 
@@ -236,6 +259,7 @@ export class ScriptedModelServer {
     if ('status' in reply) {
       return sendJson(res, reply.status, reply.body ?? defaultErrorBody(reply.status), reply.headers);
     }
+    if (req.body['stream'] === true) return this.stream(res, reply, req, gone);
     if ('toolCalls' in reply) {
       const toolCalls = reply.toolCalls.map((call) => ({
         id: call.id ?? `call_${++this.toolCallCount}`,
@@ -253,6 +277,76 @@ export class ScriptedModelServer {
       200,
       this.completion(req, content, undefined, 'finishReason' in reply ? reply.finishReason : undefined, reply.usage),
     );
+  }
+
+  /** The same answer as `send` gives, as `chat.completion.chunk` events (see StreamOptions). */
+  private async stream(
+    res: ServerResponse,
+    reply: Exclude<Reply, { delayMs: number } | { hangUp: true } | { status: number }>,
+    req: RecordedRequest,
+    gone: AbortSignal,
+  ): Promise<void> {
+    const toolCalls =
+      'toolCalls' in reply
+        ? reply.toolCalls.map((call) => ({
+            id: call.id ?? `call_${++this.toolCallCount}`,
+            name: call.name,
+            arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+          }))
+        : undefined;
+    const content = 'json' in reply ? JSON.stringify(reply.json) : (reply.content ?? null);
+    const finishReason = toolCalls ? 'tool_calls' : 'finishReason' in reply ? (reply.finishReason ?? 'stop') : 'stop';
+    // The whole answer's usage, as the plain reply would report it.
+    const whole = this.completion(
+      req,
+      content,
+      toolCalls?.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+      undefined,
+      reply.usage,
+    );
+    const streamOptions = req.body['stream_options'];
+    const withUsage = isRecord(streamOptions) && streamOptions['include_usage'] === true;
+    const { chunkChars, delayMs } = this.streaming;
+    const pieces = (text: string) => {
+      const out: string[] = [];
+      for (let at = 0; at < text.length; at += chunkChars) out.push(text.slice(at, at + chunkChars));
+      return out;
+    };
+    const deltas: Array<Record<string, unknown>> = [{ role: 'assistant', content: '' }];
+    for (const piece of pieces(content ?? '')) deltas.push({ content: piece });
+    for (const [index, call] of (toolCalls ?? []).entries()) {
+      deltas.push({
+        tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+      });
+      for (const piece of pieces(call.arguments))
+        deltas.push({ tool_calls: [{ index, function: { arguments: piece } }] });
+    }
+    const chunk = (choices: unknown[], usage?: unknown) => ({
+      id: whole['id'],
+      object: 'chat.completion.chunk',
+      created: whole['created'],
+      model: req.model,
+      choices,
+      ...(withUsage ? { usage: usage ?? null } : {}),
+    });
+    const chunks = [
+      ...deltas.map((delta) => chunk([{ index: 0, delta, logprobs: null, finish_reason: null }])),
+      chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]),
+      ...(withUsage ? [chunk([], whole['usage'])] : []),
+    ];
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    for (const [i, body] of chunks.entries()) {
+      if (i > 0 && delayMs > 0) {
+        try {
+          await sleep(delayMs, undefined, { signal: gone });
+        } catch {
+          return;
+        }
+      }
+      if (gone.aborted) return;
+      res.write(`data: ${JSON.stringify(body)}\n\n`);
+    }
+    res.end('data: [DONE]\n\n');
   }
 
   private completion(
