@@ -30,6 +30,12 @@ export interface DeltaStreamOptions {
   step: number;
   attempt: number;
   speculative: boolean;
+  /**
+   * The id of the durable event the step's text follows, as the workflow sent it with the request
+   * (`afterEvent`; null before the Session's first event). Unset, the Session is asked (its `events`
+   * query), which only requests from workflow code older than `afterEvent` need.
+   */
+  afterEvent?: string | null;
   intervalMs?: number;
   maxChars?: number;
   log?: (line: string) => void;
@@ -55,8 +61,9 @@ export class DeltaStream {
   ) {
     this.intervalMs = options.intervalMs ?? DELTA_INTERVAL_MS;
     this.maxChars = options.maxChars ?? DELTA_MAX_CHARS;
-    // Asked while the model is called, so it is known by the time the first piece arrives.
-    this.resolving = outlet.lastEventId(sessionId).then(
+    // Known from the request, or asked while the model is called, so it is there by the first piece.
+    const known = options.afterEvent;
+    this.resolving = (known === undefined ? outlet.lastEventId(sessionId) : Promise.resolve(known)).then(
       (id) => {
         this.base = { id, seq: id === null ? 0 : Number(id.split('.')[0]) };
         this.schedule();

@@ -154,27 +154,32 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
           step: request.step,
           attempt: ctx.info.attempt,
           speculative: request.speculative === true,
+          ...(request.afterEvent !== undefined ? { afterEvent: request.afterEvent } : {}),
           log: (line: string) => {
             ctx.log.warn(line);
           },
         })
       : undefined;
-    const streamed = meteredCall('agent', deps, models, (m, call) =>
-      m.agentStep(
-        {
-          sessionId: request.sessionId,
-          goals: request.goals,
-          decision: request.decision,
-          summaries: request.summaries,
-          artifacts: request.artifacts ?? [],
-          transcript: request.transcript,
-          skills,
-          memories: recalled,
-          tools,
-          step: request.step,
-        },
-        deltas ? { ...call, onText: (piece) => deltas.push(piece) } : call,
-      ),
+    const streamed = meteredCall(
+      'agent',
+      deps,
+      models,
+      (m, call) =>
+        m.agentStep(
+          {
+            sessionId: request.sessionId,
+            goals: request.goals,
+            decision: request.decision,
+            summaries: request.summaries,
+            artifacts: request.artifacts ?? [],
+            transcript: request.transcript,
+            skills,
+            memories: recalled,
+            tools,
+            step: request.step,
+          },
+          deltas ? { ...call, onText: (piece) => deltas.push(piece) } : call,
+        ),
       request.speculative === true,
     ).finally(stopHeartbeats);
     const { value: answer, usage } = await streamed.then(

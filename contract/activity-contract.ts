@@ -174,6 +174,12 @@ export interface AgentStepRequest {
    * is equal.
    */
   speculative?: boolean;
+  /**
+   * The id of the Session's newest durable event when the step was sent (null before the first): its
+   * text deltas follow that event (`<id>~<n>`). Not part of the request's identity either. Absent
+   * only from requests of workflow code older than it; the step then asks the Session (`events`).
+   */
+  afterEvent?: string | null;
 }
 const usage = ModelUsage.optional();
 export const AgentStepResult = z.discriminatedUnion('kind', [

@@ -1,7 +1,9 @@
 /**
  * The agent step's delta outlet on a worker: deltas go out through the same publisher as the
- * Sessions' durable events, and the id they follow is read from the Session's `events` query (the
- * step may run on a worker that never ran the Session's workflow tasks, so no local record would do).
+ * Sessions' durable events. The id they follow comes with the step's request (`afterEvent`); only a
+ * request from workflow code older than that field makes the step read it from the Session's
+ * `events` query (the step may run on a worker that never ran the Session's workflow tasks, so no
+ * local record would do).
  */
 import type { Client } from '@temporalio/client';
 import type { DeltaOutlet } from '../activities/agent-deltas.js';

@@ -38,7 +38,7 @@ import {
   sealStep,
   startStep,
 } from './tool-calls.js';
-import { emit, emitCallFinished } from './events.js';
+import { emit, emitCallFinished, lastEventId } from './events.js';
 import type { PendingCall } from '../contract/state.js';
 
 /** How a turn left off: finished (its record is in `decisions`), or parked to continue as new. */
@@ -95,7 +95,9 @@ export async function runAgentTurn(ctx: SessionContext): Promise<TurnExit> {
     const early = ctx.speculation.adopt(request);
     let answer;
     try {
-      answer = await ctx.cancellable(() => early?.() ?? ctx.activities.agentStep(request));
+      answer = await ctx.cancellable(
+        () => early?.() ?? ctx.activities.agentStep({ ...request, afterEvent: lastEventId(state) }),
+      );
     } catch (err) {
       if (turn.interrupted && isCancellation(err)) continue;
       if (isCancellation(err)) throw err;

@@ -21,6 +21,11 @@ const { events: sink } = proxySinks<EventSinks>();
 /** Text fields clipped to EVENT_TEXT_BYTES, so that one event stays small on the wire and in state. */
 const TEXT_FIELDS = ['text', 'arguments', 'output', 'reply', 'note', 'reason', 'degraded'] as const;
 
+/** The id of the Session's newest durable event, null before its first. */
+export function lastEventId(state: Pick<SessionState, 'lastEvent'>): string | null {
+  return state.lastEvent ? `${state.lastEvent[0]}.${state.lastEvent[1]}` : null;
+}
+
 /** Appends a durable event to the Session's log and pushes it live. Returns the event. */
 export function emit(state: SessionState, body: EventBody, at: number = Date.now()): SessionEvent {
   const seq = state.boundSeq;
@@ -30,7 +35,7 @@ export function emit(state: SessionState, body: EventBody, at: number = Date.now
     const value = clipped[field];
     if (typeof value === 'string') clipped[field] = clipBytes(value, EVENT_TEXT_BYTES);
   }
-  const prev = state.lastEvent ? `${state.lastEvent[0]}.${state.lastEvent[1]}` : null;
+  const prev = lastEventId(state);
   const event = { ...clipped, id: `${seq}.${ordinal}`, seq, prev, at } as SessionEvent;
   state.lastEvent = [seq, ordinal];
   state.events.push(event);
@@ -60,7 +65,7 @@ export function eventsPage(state: SessionState, raw: unknown): EventsPage {
   return {
     events: newer.slice(0, limit),
     gap,
-    lastId: state.lastEvent ? `${state.lastEvent[0]}.${state.lastEvent[1]}` : null,
+    lastId: lastEventId(state),
     more: newer.length > limit,
   };
 }

@@ -38,6 +38,7 @@ import { requestOf, userItem } from './agent-loop.js';
 import { phaseItems } from './context-window.js';
 import { recordSpeculation } from './metrics.js';
 import { describeFailure } from './stage-runner.js';
+import { lastEventId } from './events.js';
 
 export interface Speculation {
   /** Sends the first step of `input`'s turn now, beside its relevance call, if the Session is continue-shaped. */
@@ -112,7 +113,8 @@ export function makeSpeculation(
       if (!patched('speculative-agent-step')) return;
       const request = requestOf(state, { from: input.from, steps: 1, record: { decision: 'continue' } }, window);
       const scope = new CancellationScope();
-      const answer = scope.run(() => activities.agentStepAhead({ ...request, speculative: true }));
+      const ahead = { ...request, speculative: true, afterEvent: lastEventId(state) };
+      const answer = scope.run(() => activities.agentStepAhead(ahead));
       const p: Pending = { record, sent: JSON.stringify(request), scope, answer, settled: null };
       // Handled here, so a failure is never an unhandled rejection (which fails the workflow task).
       answer.then(
@@ -161,7 +163,7 @@ export function makeSpeculation(
           reason = `failed: ${describeFailure(err)}`;
         }
         discard(p, reason);
-        return activities.agentStep(request);
+        return activities.agentStep({ ...request, afterEvent: lastEventId(state) });
       };
     },
   };

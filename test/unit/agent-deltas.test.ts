@@ -27,6 +27,24 @@ function recordingOutlet(lastId: string | null, delayMs = 0) {
 }
 
 describe('DeltaStream', () => {
+  it('follows the event the request names without asking the Session', async () => {
+    const published: Delta[] = [];
+    let asked = 0;
+    const outlet: DeltaOutlet = {
+      publish: (_sessionId, event) => published.push(event as Delta),
+      lastEventId: () => {
+        asked++;
+        return Promise.resolve('9.9');
+      },
+    };
+    const stream = new DeltaStream(outlet, 's', { step: 1, attempt: 1, speculative: false, afterEvent: '4.2' });
+    await sleep(1);
+    stream.push('Hi');
+    await stream.end();
+    expect(asked).toBe(0);
+    expect(published.map((d) => [d.id, d.seq, d.prev])).toEqual([['4.2~0', 4, '4.2']]);
+  });
+
   it('publishes the first piece at once, then at most one delta per interval, and the rest at the end', async () => {
     const { outlet, published } = recordingOutlet('3.4');
     const stream = new DeltaStream(outlet, 's', { step: 2, attempt: 1, speculative: false, intervalMs: 200 });
