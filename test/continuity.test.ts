@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_DECISION_NOTES } from '../models/agent-request.js';
 import { loadCatalogDir } from '../capabilities/catalog-files.js';
 import { IndexedCatalog } from '../capabilities/catalog.js';
 import { McpCatalog } from '../capabilities/mcp-catalog.js';
@@ -133,7 +134,11 @@ describe('the Session remembers its own work across phases', () => {
     expect(phase1?.summary).toMatch(/^Phase goal: Research ComfyUI and deliver a complete Markdown guide/);
 
     // The phase-2 agent found the file in its request: artifacts, then the hand-off, in the system message.
-    const system = agentRequests[0]?.messages.find((m) => m.role === 'system')?.content ?? '';
+    // Its first step is the first request that says a new phase began; one sent ahead of the decision
+    // (a speculative step, which says `continue`) was discarded.
+    const systemOf = (r: (typeof agentRequests)[number]) => r.messages.find((m) => m.role === 'system')?.content ?? '';
+    const firstStep = agentRequests.find((r) => systemOf(r).includes(AGENT_DECISION_NOTES['new-phase']));
+    const system = firstStep ? systemOf(firstStep) : '';
     const artifactsAt = system.indexOf('Artifacts of this Session');
     const summariesAt = system.indexOf('Earlier phases of this Session');
     expect(artifactsAt).toBeGreaterThan(system.indexOf('## Skill:'));

@@ -8,6 +8,7 @@
  *   agent still gets its hand-off.
  */
 import { describe, expect, it } from 'vitest';
+import { AGENT_DECISION_NOTES } from '../models/agent-request.js';
 import { DEFAULT_RECALL } from '../capabilities/catalog.js';
 import { capabilitiesQuery } from '../contract/api.js';
 import { STAGE, type DecisionRecord } from '../contract/state.js';
@@ -127,9 +128,15 @@ describe('combined understanding (the default for model providers)', () => {
     expect(stage(STAGE.compact).startedAt).toBeLessThan(stage(STAGE.orchestrate).endedAt);
     expect(stage(STAGE.orchestrate).startedAt).toBeLessThan(stage(STAGE.compact).endedAt);
     // ...and the new phase's agent still waited for the hand-off: its first request carries it.
+    // Its first step, not the speculative one sent beside the relevance call (which says `continue`
+    // and was discarded): the first request for the message that says a new phase began.
     const agent = fixture.server
       .requests(MODEL.agent)
-      .find((r) => r.messages.some((m) => m.role === 'user' && m.content.startsWith(texts.word)));
+      .find(
+        (r) =>
+          r.messages.some((m) => m.role === 'user' && m.content.startsWith(texts.word)) &&
+          r.messages.some((m) => m.role === 'system' && m.content.includes(AGENT_DECISION_NOTES['new-phase'])),
+      );
     const system = agent?.messages.find((m) => m.role === 'system')?.content ?? '';
     expect(system).toContain('Earlier phases of this Session');
     expect(system).toContain(HANDOFF);
