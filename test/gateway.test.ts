@@ -76,6 +76,21 @@ async function post(path: string, body: unknown): Promise<Response> {
   });
 }
 
+/** A Session (made through the gateway) whose input 2 waits for approval of `add(a, b)`; `reply` follows the call. */
+async function waitingAdd(prefix: string, a: number, b: number, reply?: string): Promise<string> {
+  const sessionId = uniqueId(prefix);
+  await post(`/sessions/${sessionId}/messages`, { text: GOAL });
+  await client.waitForDecision(sessionId, 1);
+  const call = { toolCalls: [{ id: 'call_1', name: 'add', arguments: { a, b } }] };
+  if (reply === undefined) server.enqueue(MODEL.agent, call);
+  else server.enqueue(MODEL.agent, call, { content: reply });
+  const text = `add ${a} and ${b} (${sessionId})`;
+  script.relevance.set(text, [0.9, 0.9]);
+  await post(`/sessions/${sessionId}/messages`, { text });
+  expect((await client.waitForDecision(sessionId, 2))?.agent?.outcome).toBe('waiting-approval');
+  return sessionId;
+}
+
 /** Reads SSE messages until `done` (or the stream ends); aborts the connection afterwards. */
 async function readStream(
   path: string,
@@ -223,13 +238,7 @@ describe('gateway', () => {
   });
 
   it('the approve endpoint refuses an invalid edit with 400 and its reason, and a rejection that carries arguments', async () => {
-    const sessionId = uniqueId('gw-edit-400');
-    await post(`/sessions/${sessionId}/messages`, { text: GOAL });
-    await client.waitForDecision(sessionId, 1);
-    server.enqueue(MODEL.agent, { toolCalls: [{ id: 'call_1', name: 'add', arguments: { a: 1, b: 2 } }] });
-    script.relevance.set('add 1 and 2', [0.9, 0.9]);
-    await post(`/sessions/${sessionId}/messages`, { text: 'add 1 and 2' });
-    await client.waitForDecision(sessionId, 2);
+    const sessionId = await waitingAdd('gw-edit-400', 1, 2);
     const [waiting] = (await client.snapshot(sessionId)).pendingApprovals;
     const path = `/sessions/${sessionId}/approvals/${encodeURIComponent(waiting!.approvalId)}`;
     const bad = await post(`${path}/approve`, { arguments: { a: 1 } });
@@ -260,18 +269,7 @@ describe('gateway', () => {
     });
 
     it('lists a waiting call with its tool and arguments, approves it with a note, and the tool runs once', async () => {
-      const sessionId = uniqueId('gw-inbox');
-      await post(`/sessions/${sessionId}/messages`, { text: GOAL });
-      await client.waitForDecision(sessionId, 1);
-      server.enqueue(
-        MODEL.agent,
-        { toolCalls: [{ id: 'call_1', name: 'add', arguments: { a: 19, b: 23 } }] },
-        { content: 'The sum is 42.' },
-      );
-      script.relevance.set('add 19 and 23', [0.9, 0.9]);
-      await post(`/sessions/${sessionId}/messages`, { text: 'add 19 and 23' });
-      const waiting = await client.waitForDecision(sessionId, 2);
-      expect(waiting?.agent?.outcome).toBe('waiting-approval');
+      const sessionId = await waitingAdd('gw-inbox', 19, 23, 'The sum is 42.');
 
       const page = await browser.newPage();
       await page.goto(`${gateway.url}/inbox?access_token=${TOKEN}`);
@@ -302,17 +300,12 @@ describe('gateway', () => {
     });
 
     it('approves with edited arguments: a schema violation is shown inline and the call keeps waiting; the edit then runs once, recorded beside the proposal', async () => {
-      const sessionId = uniqueId('gw-inbox-edit');
-      await post(`/sessions/${sessionId}/messages`, { text: GOAL });
-      await client.waitForDecision(sessionId, 1);
-      server.enqueue(
-        MODEL.agent,
-        { toolCalls: [{ id: 'call_1', name: 'add', arguments: { a: 19, b: 23 } }] },
-        { content: 'The approver changed the numbers; the sum it got is 50.' },
+      const sessionId = await waitingAdd(
+        'gw-inbox-edit',
+        19,
+        23,
+        'The approver changed the numbers; the sum it got is 50.',
       );
-      script.relevance.set('add 19 and 23 again', [0.9, 0.9]);
-      await post(`/sessions/${sessionId}/messages`, { text: 'add 19 and 23 again' });
-      expect((await client.waitForDecision(sessionId, 2))?.agent?.outcome).toBe('waiting-approval');
 
       const page = await browser.newPage();
       await page.goto(`${gateway.url}/inbox?access_token=${TOKEN}`);
