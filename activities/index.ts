@@ -9,7 +9,13 @@ import { z } from 'zod';
 import { ResourceRef } from '../contract/messages.js';
 import { describeIssues } from '../contract/text.js';
 import { DEFAULT_RECALL } from '../capabilities/catalog.js';
-import type { AgentActivities, PolicyActivities, SessionActivities } from '../contract/activity-contract.js';
+import type {
+  AgentActivities,
+  ApprovalEditActivities,
+  PolicyActivities,
+  SessionActivities,
+} from '../contract/activity-contract.js';
+import { createApprovalEditActivities } from './approval-edits.js';
 import { createAgentStep } from './agent-step.js';
 import type { ActivityDeps, SessionDirectory } from './deps.js';
 import { helperCall } from './model-call.js';
@@ -39,7 +45,9 @@ const RelevanceRequestSchema = z
   .strict();
 
 /** Every activity the Session workflow schedules, the inner loop's included; the worker registers them all. */
-export function createActivities(deps: ActivityDeps): SessionActivities & AgentActivities & PolicyActivities {
+export function createActivities(
+  deps: ActivityDeps,
+): SessionActivities & AgentActivities & PolicyActivities & ApprovalEditActivities {
   const { catalog, memories } = deps;
   const directory = (): SessionDirectory => {
     if (!deps.sessions) {
@@ -55,6 +63,7 @@ export function createActivities(deps: ActivityDeps): SessionActivities & AgentA
     runTool: createRunTool(deps),
     // The budget maximum the agent step enforces is the one the workflow is told about.
     ...createPolicyActivities({ ...deps.policy, ...(deps.budgetMax ? { budgetMax: deps.budgetMax } : {}) }),
+    ...createApprovalEditActivities(deps),
 
     async relevance(request) {
       const parsed = RelevanceRequestSchema.safeParse(request);

@@ -17,6 +17,8 @@ import {
   Recorded,
   SubSessionReply,
   SubSessionReplyResult,
+  ApprovalInput,
+  ApprovalResult,
 } from '../contract/messages.js';
 import {
   AgentOutcome,
@@ -87,6 +89,19 @@ export const SPECS: Spec[] = [
     payload: MessageInput,
     result: Recorded,
     example: { messageId: 'm-2', text: 'Add a section on custom nodes' },
+  },
+  {
+    kind: 'update',
+    name: 'approve',
+    payload: ApprovalInput,
+    result: ApprovalResult,
+    example: {
+      approvalId: '3:1:call_7',
+      approved: true,
+      argumentsHash: '8a461673dfd3e8a5a08ba08c6008cacc036e278ee78f9407cd7f449709af2ef6',
+      approver: 'alice',
+      arguments: '{"path":"docs/install.md","branch":"draft"}',
+    },
   },
   { kind: 'update', name: 'result', payload: ResultRequest, result: TurnResult, example: { seq: 2, timeoutMs: 30000 } },
   {

@@ -143,7 +143,18 @@ function markdown(): string {
       'Canonical JSON sorts object keys by code unit, has no whitespace and omits `undefined` members. ' +
       '`contract/control-signature.ts` implements it; `SessionClient` and `harness` sign with ' +
       '`HARNESS_CONTROL_KEY` (or the first of `HARNESS_CONTROL_KEYS`). Without keys on the worker a signature ' +
-      'is ignored.',
+      'is ignored. An approval that edits the arguments signs its `arguments` like any other member.',
+  );
+  p(
+    '### Approval edits',
+    'An `approval` (signal, or the `approve` update) may carry `arguments`: a JSON object as text that replaces ' +
+      "the model's arguments. The worker's `checkApprovalEdit` local activity checks it against the tool's input " +
+      'schema and the approval policy (a `deny` rule on the edited arguments wins). A refused edit applies ' +
+      'nothing: the call keeps waiting, the refusal is in `snapshot.recentRejections`, and the `approve` update ' +
+      'fails with the reason (failure type `ApprovalRefused`). `approvalId` and `argumentsHash` still name the ' +
+      "model's call and its proposed arguments. An applied edit shows on the call as `arguments` (what ran), " +
+      '`originalArguments` (what the model proposed) and `editedBy`, in the decision record and the ' +
+      '`tool.approved` event (`arguments`, `originalArguments`).',
   );
   for (const spec of SPECS) {
     if (spec.kind !== 'signal') continue;

@@ -19,14 +19,27 @@ interface CommandOptions {
 export function addControlCommands(program: Command, { line, withClient }: CommandContext): void {
   for (const approved of [true, false]) {
     const verb = approved ? 'approve' : 'reject';
-    program
+    const command = program
       .command(verb)
       .description(`${verb} a tool call waiting for approval (approval signal; never a task input)`)
       .argument('<session>', 'session id')
       .argument('<approvalId>', "the waiting call's approval id, <seq>:<step>:<callId> (see `harness inspect`)")
       .option('--note <text>', 'note for the agent, recorded with the call')
-      .option('--as <approver>', 'who answers, recorded with the call (default: $HARNESS_APPROVER or your login name)')
-      .action(async (sessionId: string, approvalId: string, opts: { note?: string; as?: string }, cmd: Command) => {
+      .option('--as <approver>', 'who answers, recorded with the call (default: $HARNESS_APPROVER or your login name)');
+    if (approved) {
+      command.option(
+        '--arguments <json>',
+        "run the call with these arguments (a JSON object) instead of the model's; the worker checks them against the tool's schema and the approval policy, and the record keeps both",
+      );
+    }
+    command.action(
+      async (
+        sessionId: string,
+        approvalId: string,
+        opts: { note?: string; as?: string; arguments?: string },
+        cmd: Command,
+      ) => {
+        const edit = opts.arguments === undefined ? undefined : editedArguments(opts.arguments);
         await withClient(cmd, async (client) => {
           // Answer only the call on screen: its arguments' hash goes with the approval, so the
           // answer cannot apply to a call the user did not see.
@@ -43,14 +56,17 @@ export function addControlCommands(program: Command, { line, withClient }: Comma
             argumentsHash: call.argumentsHash,
             ...(opts.note !== undefined ? { note: opts.note } : {}),
             ...(approver ? { approver } : {}),
+            ...(edit !== undefined ? { arguments: edit } : {}),
           };
           if (approved) await client.approve(sessionId, approvalId, answer);
           else await client.reject(sessionId, approvalId, answer);
+          const ran = edit === undefined ? '' : ` with edited arguments ${clip(edit, 120)}`;
           line(
-            `${approved ? 'approved' : 'rejected'} ${call.tool}(${clip(call.arguments, 120)}) — approval ${approvalId} in session ${sessionId}`,
+            `${approved ? 'approved' : 'rejected'} ${call.tool}(${clip(call.arguments, 120)})${ran} — approval ${approvalId} in session ${sessionId}`,
           );
         });
-      });
+      },
+    );
   }
 
   program
@@ -119,6 +135,20 @@ export function addControlCommands(program: Command, { line, withClient }: Comma
 
 function isCommandName(name: string): name is CommandName {
   return (COMMAND_NAMES as readonly string[]).includes(name);
+}
+
+/** `--arguments` as given, once it is known to be a JSON object (the worker checks it against the tool's schema). */
+function editedArguments(text: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--arguments is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new UsageError('--arguments must be a JSON object');
+  }
+  return text;
 }
 
 /** The approver a person at this terminal is recorded as, unless `--as` says otherwise. */

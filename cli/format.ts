@@ -62,6 +62,10 @@ export function formatDecision(record: DecisionRecord, view: SessionView | null,
       lines.push(
         `    tool ${call.tool}(${clip(call.arguments, 80)}) [${call.status}]${policy}${answer} callId ${call.callId}${result}`,
       );
+      if (call.originalArguments !== null) {
+        const by = call.editedBy ? ` by ${call.editedBy}` : '';
+        lines.push(`      arguments edited${by} on approval; the model proposed ${clip(call.originalArguments, 80)}`);
+      }
     }
     for (const waiting of view?.pendingApprovals.filter((a) => a.seq === record.seq) ?? []) {
       lines.push(
@@ -154,7 +158,8 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
       record.route?.reply ? `answered ${record.route.reply.outcome}` : '',
       record.agent ? `agent ${record.agent.outcome}` : '',
       ...(record.agent?.toolCalls ?? []).map(
-        (c) => `tool ${c.tool} [${c.status}]${c.policy ? ` (${c.policy.effect}: ${c.policy.rule})` : ''}`,
+        (c) =>
+          `tool ${c.tool} [${c.status}]${c.policy ? ` (${c.policy.effect}: ${c.policy.rule})` : ''}${c.originalArguments !== null ? ` (arguments edited${c.editedBy ? ` by ${c.editedBy}` : ''})` : ''}`,
       ),
       ...record.fallbacks,
     ].filter(Boolean);
@@ -302,8 +307,13 @@ export function formatEvent(event: SessionEvent): string {
     case 'approval.waiting':
       return `${head}: ${event.tool}(${clip(event.arguments, 80)})${event.kind === 'approval.waiting' ? ` approvalId ${event.approvalId}` : ''}`;
     case 'tool.approved':
-    case 'tool.rejected':
-      return `${head}: ${event.tool} ${event.approvalId}${event.by ? ` by ${event.by}` : ''}${event.note ? `: ${clip(event.note, 80)}` : ''}`;
+    case 'tool.rejected': {
+      const edited =
+        event.kind === 'tool.approved' && event.originalArguments !== null
+          ? ` with edited arguments ${clip(event.arguments ?? '', 80)} (proposed ${clip(event.originalArguments, 80)})`
+          : '';
+      return `${head}: ${event.tool} ${event.approvalId}${event.by ? ` by ${event.by}` : ''}${edited}${event.note ? `: ${clip(event.note, 80)}` : ''}`;
+    }
     case 'tool.started':
       return `${head}: ${event.tool} (${event.callId})`;
     case 'tool.finished':

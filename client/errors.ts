@@ -90,6 +90,22 @@ export class InputRefusedError extends SessionClientError {
   }
 }
 
+/**
+ * The Session answered an approval with why it applied nothing: an argument edit the tool's schema or
+ * the approval policy refused, a bad signature, or no call waiting under that id. A refused edit
+ * leaves the call waiting.
+ */
+export class ApprovalRefusedError extends SessionClientError {
+  override name = 'ApprovalRefusedError';
+  readonly exitCode = EXIT.invalidInput;
+  constructor(
+    readonly sessionId: string,
+    readonly reason: string,
+  ) {
+    super(`session ${sessionId} refused the approval: ${reason}`);
+  }
+}
+
 /** No Session with this id exists (or, for a message, it is closed and cannot be restarted). */
 export class SessionNotFoundError extends SessionClientError {
   override name = 'SessionNotFoundError';
@@ -157,6 +173,9 @@ export function translateError(err: unknown, ctx: CallContext): unknown {
     const cause = err.cause;
     if (cause instanceof ApplicationFailure && cause.type === FAILURE.InvalidMessage && ctx.sessionId !== undefined) {
       return new InputRefusedError(ctx.sessionId, cause.message);
+    }
+    if (cause instanceof ApplicationFailure && cause.type === FAILURE.ApprovalRefused && ctx.sessionId !== undefined) {
+      return new ApprovalRefusedError(ctx.sessionId, cause.message);
     }
     return err;
   }

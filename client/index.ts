@@ -38,6 +38,7 @@ export {
   EXIT_MEANINGS,
   InputRefusedError,
   InvalidInputError,
+  ApprovalRefusedError,
   ServerUnreachableError,
   SessionClientError,
   SessionClosedError,

@@ -14,6 +14,7 @@ import {
 import {
   CONTROL_SIGNAL_DEFINITIONS,
   WORKFLOW_TYPE,
+  approveUpdate,
   capabilitiesQuery,
   decisionsQuery,
   eventsQuery,
@@ -342,6 +343,11 @@ export class SessionClient {
    * `snapshot().pendingApprovals` (`<seq>:<step>:<callId>`); pass that entry's `argumentsHash` so the
    * approval answers only the arguments you saw. An approval that matches no waiting call changes
    * nothing and is recorded as a rejection in `snapshot().recentRejections`. Never a task input.
+   *
+   * With `arguments`, the call runs with those instead of the model's, once the worker has checked
+   * them against the tool's input schema and the approval policy; the record keeps both. It is sent
+   * as the `approve` update, so a refused edit throws ApprovalRefusedError with the reason, and the
+   * call keeps waiting.
    */
   approve(sessionId: string, approvalId: string, options?: string | ApprovalOptions): Promise<void> {
     return this.approval(sessionId, approvalId, true, options);
@@ -352,21 +358,34 @@ export class SessionClient {
     return this.approval(sessionId, approvalId, false, options);
   }
 
-  private approval(
+  private async approval(
     sessionId: string,
     approvalId: string,
     approved: boolean,
     options: string | ApprovalOptions | undefined,
   ): Promise<void> {
-    const { note, argumentsHash, approver } = typeof options === 'string' ? { note: options } : (options ?? {});
+    const {
+      note,
+      argumentsHash,
+      approver,
+      arguments: edit,
+    } = typeof options === 'string' ? { note: options } : (options ?? {});
     const input: ApprovalInput = {
       approvalId,
       approved,
       ...(note !== undefined ? { note } : {}),
       ...(argumentsHash !== undefined ? { argumentsHash } : {}),
       ...(approver !== undefined ? { approver } : {}),
+      ...(edit !== undefined ? { arguments: typeof edit === 'string' ? edit : JSON.stringify(edit) } : {}),
     };
-    return this.control(sessionId, 'approval', input).then(() => undefined);
+    if (edit === undefined) {
+      await this.control(sessionId, 'approval', input);
+      return;
+    }
+    // An edit may be refused (schema, policy), and the approver must hear why: an update answers.
+    const payload = this.signed(sessionId, 'approval', parse(CONTROL_SIGNALS.approval.schema, input, 'approval'));
+    const handle = this.handle(sessionId);
+    await this.call({ sessionId }, () => handle.executeUpdate(approveUpdate, { args: [payload] }));
   }
 
   /** Delivers a system notification (`notificationId` generated when absent). Returns the notificationId. */
@@ -392,14 +411,18 @@ export class SessionClient {
    * (notifications are never signed), signals it, and returns its delivery id.
    */
   private async control(sessionId: string, kind: ControlKind, input: unknown): Promise<string> {
-    let payload = parse(CONTROL_SIGNALS[kind].schema, input, kind) as Record<string, unknown>;
-    if (this.controlKey && kind !== 'notification') {
-      const body = unsigned(payload);
-      payload = { ...body, signature: signControl(this.controlKey, kind, sessionId, body, this.expiry()) };
-    }
+    const payload = this.signed(sessionId, kind, parse(CONTROL_SIGNALS[kind].schema, input, kind));
     const handle = this.handle(sessionId);
     await this.call({ sessionId }, () => handle.signal(CONTROL_SIGNAL_DEFINITIONS[kind], payload));
     return controlIdOf(kind, payload);
+  }
+
+  /** A parsed control payload, signed when this client has a control key (notifications never are). */
+  private signed(sessionId: string, kind: ControlKind, parsed: unknown): Record<string, unknown> {
+    const payload = parsed as Record<string, unknown>;
+    if (!this.controlKey || kind === 'notification') return payload;
+    const body = unsigned(payload);
+    return { ...body, signature: signControl(this.controlKey, kind, sessionId, body, this.expiry()) };
   }
 
   /** The message with a signature vouching for its `from`, when this client has a control key. */

@@ -181,6 +181,11 @@ export interface ApprovalOptions {
   argumentsHash?: string;
   /** Who answers, recorded with the call and in the control events. */
   approver?: string;
+  /**
+   * Approve only: run the call with these arguments (a JSON object, or its text) instead of the
+   * model's. Checked on the worker against the tool's schema and the approval policy.
+   */
+  arguments?: string | Record<string, unknown>;
 }
 
 export { SESSION_STAGES };

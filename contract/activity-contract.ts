@@ -18,7 +18,7 @@ import {
 import { TaskTerms, type RelevanceRequest, type RelevanceResult } from './relevance.js';
 import { Handoff, type PhaseRecord } from './handoff.js';
 import { Cap, ToolResource, type Artifact, type Decision } from './state.js';
-import { ResolvedToolCall, type TranscriptItem } from './transcript.js';
+import { PolicyDecision, ResolvedToolCall, type TranscriptItem } from './transcript.js';
 import { ModelUsage, type BudgetCheck } from './usage.js';
 
 /**
@@ -325,3 +325,32 @@ export interface VerifyControlRequest {
 }
 export const VerifyControlResult = z.object({ valid: z.boolean(), reason: z.string().nullable() });
 export type VerifyControlResult = z.infer<typeof VerifyControlResult>;
+
+/**
+ * Checks an approver's edit of a waiting call's arguments where the tool's schema and the approval
+ * policy live: on the worker. A local activity, so its verdict is a marker in history and a replay
+ * never asks again (a schema or policy changed later never changes a past verdict).
+ */
+export interface ApprovalEditActivities {
+  checkApprovalEdit(request: ApprovalEditRequest): Promise<ApprovalEditVerdict>;
+}
+
+export interface ApprovalEditRequest {
+  sessionId: string;
+  sessionKind: SessionKind;
+  /** The Session's loaded toolsets: the tool is looked up among them as the agent step offered it. */
+  toolsets: string[];
+  tool: string;
+  /** null for the built-ins. */
+  toolset: string | null;
+  /** The edited arguments (JSON object text). */
+  arguments: string;
+}
+
+/** `refused` says why the edit may not run (schema, policy deny, unknown tool); null when it may. */
+export const ApprovalEditVerdict = z.object({
+  refused: z.string().nullable(),
+  /** The policy rule that matched the edited call, if any (a `deny` is always refused). */
+  policy: PolicyDecision.nullable(),
+});
+export type ApprovalEditVerdict = z.infer<typeof ApprovalEditVerdict>;

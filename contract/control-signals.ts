@@ -31,10 +31,11 @@ export const CONTROL_SIGNALS = {
     summary: (p) => {
       const by = p.approver ? ` by ${p.approver}` : '';
       const note = p.note?.trim() ? `: ${clip(p.note, 200)}` : '';
-      return `${p.approved ? 'approved' : 'rejected'}${by}${note}`;
+      const edited = p.approved && p.arguments !== undefined ? ' with edited arguments' : '';
+      return `${p.approved ? 'approved' : 'rejected'}${edited}${by}${note}`;
     },
     description:
-      'Approval decision for one waiting tool call: {"approvalId": string (snapshot pendingApprovals[].approvalId, "<seq>:<step>:<callId>"), "approved": boolean, "note"?: string, "argumentsHash"?: string, "approver"?: string}. Never a task input.',
+      'Approval decision for one waiting tool call: {"approvalId": string (snapshot pendingApprovals[].approvalId, "<seq>:<step>:<callId>"), "approved": boolean, "note"?: string, "argumentsHash"?: string, "approver"?: string, "arguments"?: string (a JSON object replacing the model\'s, checked against the tool\'s schema and policy; the call keeps waiting if refused)}. Never a task input.',
   }),
   toolResult: spec({
     schema: ToolResultInput,

@@ -109,6 +109,10 @@ export const SessionEvent = z.discriminatedUnion('kind', [
     approvalId: z.string(),
     by: z.string().nullable(),
     note: z.string().nullable(),
+    /** The arguments the tool runs with: the approver's edit, or the model's (absent in events recorded before edits). */
+    arguments: z.string().optional(),
+    /** The model's arguments when the approver edited them; null when unedited. */
+    originalArguments: z.string().nullable().default(null),
   }),
   z.object({
     ...base,

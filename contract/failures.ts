@@ -8,6 +8,8 @@
 export const FAILURE = {
   /** A `submit` update's message was refused (invalid, queue full, session closed). */
   InvalidMessage: 'InvalidMessage',
+  /** An `approve` update answered nothing: a refused argument edit, a bad signature, or no such waiting call. */
+  ApprovalRefused: 'ApprovalRefused',
   /** A request (the `result` update's argument, an activity's input) that does not fit its schema. */
   InvalidRequest: 'InvalidRequest',
   /** The workflow's start argument is invalid or does not match its workflow id. */

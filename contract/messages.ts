@@ -118,8 +118,9 @@ export type Recorded = z.infer<typeof Recorded>;
 /**
  * An answer to one tool call waiting for approval. `approvalId` is the waiting call's own id as
  * `snapshot().pendingApprovals` shows it (`<seq>:<step>:<callId>`); `argumentsHash`, when given,
- * must be that entry's hash of the arguments the approver saw. `approver` says who answered; it is
- * recorded with the call (trusted as sent unless control signing is configured).
+ * must be that entry's hash of the arguments the approver saw (the model's, also when `arguments`
+ * edits them). `approver` says who answered; it is recorded with the call (trusted as sent unless
+ * control signing is configured).
  */
 export const ApprovalInput = z
   .object({
@@ -131,11 +132,21 @@ export const ApprovalInput = z
       .regex(/^[0-9a-f]{64}$/, 'argumentsHash must be 64 lowercase hex digits (SHA-256 of the arguments)')
       .optional(),
     approver: id('approver').optional(),
+    /**
+     * Approve with these arguments instead of the model's (a JSON object as text). The worker checks
+     * them against the tool's input schema and the approval policy first; a refused edit leaves the
+     * call waiting. The call keeps the model's arguments as `originalArguments`. Approvals only.
+     */
+    arguments: z.string().max(MAX_TEXT_CHARS, `arguments must be at most ${MAX_TEXT_CHARS} characters`).optional(),
     /** Required when the worker has control keys (contract/control-signature.ts). */
     signature: ControlSignature.optional(),
   })
   .strict();
 export type ApprovalInput = z.infer<typeof ApprovalInput>;
+
+/** What the `approve` update answers once the approval applied. */
+export const ApprovalResult = z.object({ approvalId: z.string(), approved: z.boolean() });
+export type ApprovalResult = z.infer<typeof ApprovalResult>;
 
 export const ToolResultInput = z
   .object({

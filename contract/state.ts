@@ -129,6 +129,10 @@ export const AgentToolCall = z.object({
   approval: ApprovalRecord.nullable().default(null),
   /** The approval-policy rule that decided the call, when one matched (added after schemaVersion 2 shipped). */
   policy: PolicyDecision.nullable().default(null),
+  /** The model's arguments when the approver edited them (`arguments` is then what ran); null when unedited. */
+  originalArguments: z.string().nullable().default(null),
+  /** Who edited the arguments (the approver as named); null when unedited or unnamed. */
+  editedBy: z.string().nullable().default(null),
 });
 export type AgentToolCall = z.infer<typeof AgentToolCall>;
 
@@ -246,6 +250,10 @@ export const PendingCall = ResolvedToolCall.extend({
   approval: ApprovalRecord.nullable().default(null),
   /** Resources its result linked or embedded, kept until the step is sealed into artifacts. */
   resources: z.array(ToolResource).optional(),
+  /** The model's arguments when an approval edited them; `arguments` is then the approved edit. */
+  originalArguments: z.string().nullable().default(null),
+  /** Who edited the arguments, as the approval named them. */
+  editedBy: z.string().nullable().default(null),
 });
 export type PendingCall = z.infer<typeof PendingCall>;
 

@@ -15,6 +15,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import swagger from '@fastify/swagger';
 import { z } from 'zod';
 import {
+  ApprovalRefusedError,
   InvalidInputError,
   SessionClientError,
   SessionNotFoundError,
@@ -47,8 +48,23 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** An approval as the gateway takes it: the Session's ApprovalInput without the id, which is in the path. */
-const ApprovalBody = ApprovalInput.omit({ approvalId: true, approved: true }).partial().strict();
+/**
+ * An approval as the gateway takes it: the Session's ApprovalInput without the id, which is in the
+ * path. `arguments` (approve only) may be the JSON object itself or its text.
+ */
+const ApprovalBody = ApprovalInput.omit({ approvalId: true, approved: true })
+  .partial()
+  .extend({
+    arguments: z
+      .union([ApprovalInput.shape.arguments.unwrap(), z.record(z.string(), z.unknown())], {
+        error: 'arguments must be a JSON object or its text',
+      })
+      .optional()
+      .describe(
+        "Approve only: run the call with these arguments instead of the model's. Checked against the tool's input schema and the approval policy; a refused edit answers 400 with the reason and the call keeps waiting.",
+      ),
+  })
+  .strict();
 /** A tool result without its call id, which is in the path (the client checks the whole ToolResultInput). */
 const ToolResultBody = z.object({ output: z.unknown(), isError: ToolResultInput.shape.isError }).strict();
 const MessageBody = MessageInput.partial({ messageId: true });
@@ -134,11 +150,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const answer = (approved: boolean) => async (request: FastifyRequest<{ Params: Record<string, string> }>) => {
     const { id, approvalId } = request.params as { id: string; approvalId: string };
     const body = parseBody(ApprovalBody, request.body ?? {});
+    if (!approved && body.arguments !== undefined) {
+      throw new InvalidInputError('arguments: only an approval can edit the arguments', [
+        { field: 'arguments', message: 'only an approval can edit the arguments' },
+      ]);
+    }
     await (approved ? client.approve(id, approvalId, body) : client.reject(id, approvalId, body));
     return { sent: true, approvalId, approved };
   };
   const approvalSchema = (summary: string) => ({ schema: { summary, body: json(ApprovalBody) } });
-  app.post('/sessions/:id/approvals/:approvalId/approve', approvalSchema('Approve one waiting call'), answer(true));
+  app.post(
+    '/sessions/:id/approvals/:approvalId/approve',
+    approvalSchema('Approve one waiting call, optionally with edited arguments (400 with the reason when refused)'),
+    answer(true),
+  );
   app.post('/sessions/:id/approvals/:approvalId/reject', approvalSchema('Reject one waiting call'), answer(false));
 
   app.post<{ Params: { id: string; callId: string }; Body: unknown }>(
@@ -296,7 +321,8 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
 }
 
 function describeError(err: unknown): { status: number; message: string } {
-  if (err instanceof InvalidInputError) return { status: 400, message: err.message };
+  if (err instanceof InvalidInputError || err instanceof ApprovalRefusedError)
+    return { status: 400, message: err.message };
   if (err instanceof SessionNotFoundError) return { status: 404, message: err.message };
   if (err instanceof SessionClientError) return { status: 409, message: err.message };
   const status = (err as { statusCode?: number }).statusCode;

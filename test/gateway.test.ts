@@ -76,6 +76,21 @@ async function post(path: string, body: unknown): Promise<Response> {
   });
 }
 
+/** A Session (made through the gateway) whose input 2 waits for approval of `add(a, b)`; `reply` follows the call. */
+async function waitingAdd(prefix: string, a: number, b: number, reply?: string): Promise<string> {
+  const sessionId = uniqueId(prefix);
+  await post(`/sessions/${sessionId}/messages`, { text: GOAL });
+  await client.waitForDecision(sessionId, 1);
+  const call = { toolCalls: [{ id: 'call_1', name: 'add', arguments: { a, b } }] };
+  if (reply === undefined) server.enqueue(MODEL.agent, call);
+  else server.enqueue(MODEL.agent, call, { content: reply });
+  const text = `add ${a} and ${b} (${sessionId})`;
+  script.relevance.set(text, [0.9, 0.9]);
+  await post(`/sessions/${sessionId}/messages`, { text });
+  expect((await client.waitForDecision(sessionId, 2))?.agent?.outcome).toBe('waiting-approval');
+  return sessionId;
+}
+
 /** Reads SSE messages until `done` (or the stream ends); aborts the connection afterwards. */
 async function readStream(
   path: string,
@@ -132,6 +147,10 @@ describe('gateway', () => {
         '/approvals',
       ]),
     );
+    // The approve body documents the optional argument edit.
+    const approve = JSON.stringify(openapi.paths['/sessions/{id}/approvals/{approvalId}/approve']);
+    expect(approve).toContain('"arguments"');
+    expect(approve).toContain("instead of the model's");
   });
 
   it('sends a message, names a bad field, and 404s an unknown Session', async () => {
@@ -302,6 +321,22 @@ describe('gateway', () => {
     expect(out).not.toMatch(/^1\.\d+ /m); // only what happened after it started
   });
 
+  it('the approve endpoint refuses an invalid edit with 400 and its reason, and a rejection that carries arguments', async () => {
+    const sessionId = await waitingAdd('gw-edit-400', 1, 2);
+    const [waiting] = (await client.snapshot(sessionId)).pendingApprovals;
+    const path = `/sessions/${sessionId}/approvals/${encodeURIComponent(waiting!.approvalId)}`;
+    const bad = await post(`${path}/approve`, { arguments: { a: 1 } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/must have required property 'b'/);
+    const notJson = await post(`${path}/approve`, { arguments: '{"a": 1,' });
+    expect(notJson.status).toBe(400);
+    expect(((await notJson.json()) as { error: string }).error).toMatch(/arguments are not valid JSON/);
+    const reject = await post(`${path}/reject`, { arguments: { a: 1, b: 3 } });
+    expect(reject.status).toBe(400);
+    expect((await client.snapshot(sessionId)).pendingApprovals).toHaveLength(1);
+    await client.reject(sessionId, waiting!.approvalId, 'done testing');
+  });
+
   describe.skipIf(!existsSync(CHROMIUM))('the approval inbox page', () => {
     let browser: BrowserContext;
 
@@ -318,18 +353,7 @@ describe('gateway', () => {
     });
 
     it('lists a waiting call with its tool and arguments, approves it with a note, and the tool runs once', async () => {
-      const sessionId = uniqueId('gw-inbox');
-      await post(`/sessions/${sessionId}/messages`, { text: GOAL });
-      await client.waitForDecision(sessionId, 1);
-      server.enqueue(
-        MODEL.agent,
-        { toolCalls: [{ id: 'call_1', name: 'add', arguments: { a: 19, b: 23 } }] },
-        { content: 'The sum is 42.' },
-      );
-      script.relevance.set('add 19 and 23', [0.9, 0.9]);
-      await post(`/sessions/${sessionId}/messages`, { text: 'add 19 and 23' });
-      const waiting = await client.waitForDecision(sessionId, 2);
-      expect(waiting?.agent?.outcome).toBe('waiting-approval');
+      const sessionId = await waitingAdd('gw-inbox', 19, 23, 'The sum is 42.');
 
       const page = await browser.newPage();
       await page.goto(`${gateway.url}/inbox?access_token=${TOKEN}`);
@@ -352,6 +376,67 @@ describe('gateway', () => {
       const ran = readJournal(journal).filter((l) => l.kind === 'ran' && l.key.startsWith(`${sessionId}:`));
       expect(ran).toHaveLength(1);
       // The page follows the inbox's changes: the answered row goes away without a reload.
+      await waitFor(
+        () => row.count(),
+        (n) => n === 0,
+      );
+      await page.close();
+    });
+
+    it('approves with edited arguments: a schema violation is shown inline and the call keeps waiting; the edit then runs once, recorded beside the proposal', async () => {
+      const sessionId = await waitingAdd(
+        'gw-inbox-edit',
+        19,
+        23,
+        'The approver changed the numbers; the sum it got is 50.',
+      );
+
+      const page = await browser.newPage();
+      await page.goto(`${gateway.url}/inbox?access_token=${TOKEN}`);
+      const row = page.locator(`tr[data-session-id="${sessionId}"]`);
+      await row.waitFor({ timeout: 30_000 });
+      await row.getByText('edit arguments').click();
+      const editor = row.locator('textarea[name="arguments"]');
+      // Prefilled with the model's proposal.
+      expect(JSON.parse(await editor.inputValue())).toEqual({ a: 19, b: 23 });
+
+      await editor.fill('{"a": "twenty", "b": 30}');
+      await row.getByRole('button', { name: 'Approve' }).click();
+      const error = row.locator('.error');
+      await error.waitFor({ timeout: 30_000 });
+      expect(await error.textContent()).toMatch(
+        /edited arguments do not fit add's input schema: .*arguments\/a must be number/,
+      );
+      // Refused, not applied: the call still waits, the refusal is recorded, nothing ran.
+      const view = await client.snapshot(sessionId);
+      expect(view.pendingApprovals.map((a) => a.tool)).toEqual(['add']);
+      expect(view.recentRejections.at(-1)?.reason).toMatch(/do not fit add's input schema/);
+      const ranFor = () => readJournal(journal).filter((l) => l.kind === 'ran' && l.key.startsWith(`${sessionId}:`));
+      expect(ranFor()).toHaveLength(0);
+      // The draft survives the page's live refresh.
+      expect(await editor.inputValue()).toBe('{"a": "twenty", "b": 30}');
+
+      await editor.fill('{"a": 20, "b": 30}');
+      await row.getByRole('button', { name: 'Approve' }).click();
+      const done = await client.waitForDecision(sessionId, 2);
+      expect(done?.agent?.outcome).toBe('replied');
+      expect(done?.agent?.toolCalls).toEqual([
+        expect.objectContaining({
+          tool: 'add',
+          status: 'ok',
+          arguments: '{"a": 20, "b": 30}',
+          originalArguments: '{"a":19,"b":23}',
+          editedBy: 'inbox',
+          result: '50',
+        }),
+      ]);
+      expect(ranFor()).toHaveLength(1);
+      const approved = (await client.eventsAfter(sessionId)).events.find((e) => e.kind === 'tool.approved');
+      expect(approved).toMatchObject({
+        arguments: '{"a": 20, "b": 30}',
+        originalArguments: '{"a":19,"b":23}',
+        by: 'inbox',
+      });
       await waitFor(
         () => row.count(),
         (n) => n === 0,

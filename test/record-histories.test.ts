@@ -24,6 +24,7 @@ import { parseMcpConfig } from '../capabilities/mcp-config.js';
 import { withMcpToolsets } from '../capabilities/mcp-toolsets.js';
 import {
   approvalSignal,
+  approveUpdate,
   commandSignal,
   messageSignal,
   notificationSignal,
@@ -377,6 +378,30 @@ describe.runIf(enabled)('record replay histories', () => {
     expect(rejected.record?.agent?.toolCalls).toEqual([expect.objectContaining({ status: 'rejected' })]);
     await idle(handle);
     await record('agent-approval', handle);
+  });
+
+  it('approval-edit: an edit the tool schema refuses (the call keeps waiting), then an edit approved and run', async () => {
+    forget('approval-edit');
+    const handle = await sessionWith('Exercise the fixture tools: echo and add numbers', ['mcp-fixture']);
+    expect(
+      await turn(handle, 2, 'add 3 and 3', [
+        { toolCalls: [{ id: uniqueId('call_add'), name: 'add', arguments: { a: 3, b: 3 } }] },
+        { content: 'The approver changed the numbers; the sum it got is 7.' },
+      ]),
+    ).toMatchObject({ status: 'waiting', outcome: 'waiting-approval' });
+    const pending = await pendingApproval(handle);
+    const answer = { approvalId: pending.approvalId, argumentsHash: pending.argumentsHash, approved: true };
+    await handle.signal(approvalSignal, { ...answer, arguments: '{"a":"three"}' }); // refused: schema
+    const applied = await handle.executeUpdate(approveUpdate, {
+      args: [{ ...answer, approver: 'alice', arguments: '{"a":3,"b":4}' }],
+    });
+    expect(applied).toEqual({ approvalId: pending.approvalId, approved: true });
+    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    expect(done.record?.agent?.toolCalls).toEqual([
+      expect.objectContaining({ result: '7', originalArguments: '{"a":3,"b":3}', editedBy: 'alice' }),
+    ]);
+    await idle(handle);
+    await record('approval-edit', handle);
   });
 
   it('context-compaction: a window over agentContextBytes compacts its oldest turns to half of it', async () => {

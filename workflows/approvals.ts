@@ -19,6 +19,7 @@ import { applyApproval, applyToolResult, clipReason, pendingRecordCalls } from '
  * Applies an approval or a tool result to the turn; one that matches no waiting call is a recorded
  * rejection, and its control event says it was refused. `boundApprovals` is false only for
  * Sessions whose history predates approval ids (approvals then named the model's call id).
+ * Returns why it was refused, or null when it applied (or was no approval or tool result).
  */
 export function applyToTurn(
   state: SessionState,
@@ -26,14 +27,14 @@ export function applyToTurn(
   result: ControlResult,
   now: number,
   boundApprovals = true,
-): void {
-  if (kind !== 'approval' && kind !== 'toolResult') return;
-  if (result.kind === 'rejected') return;
+): string | null {
+  if (kind !== 'approval' && kind !== 'toolResult') return null;
+  if (result.kind === 'rejected') return result.reason;
   if (result.kind === 'duplicate') {
     const id = result.id.slice(kind.length + 1);
     const reason = `${kind} ${id} was already applied; a repeated delivery changes nothing`;
     recordRejection(state, { at: now, via: kind, messageId: id, reason }, 'unknown-id');
-    return;
+    return reason;
   }
   let why: string | null;
   if (kind === 'approval') {
@@ -43,15 +44,24 @@ export function applyToTurn(
     if ('answered' in applied) {
       const call = applied.answered;
       recordApprovalResolved(call.tool, approval.approved);
-      emit(state, {
-        kind: approval.approved ? 'tool.approved' : 'tool.rejected',
+      const answer = {
         callId: call.callId,
         tool: call.tool,
         approvalId: approval.approvalId,
         by: call.approval?.by ?? null,
         note: call.approval?.note ?? null,
-      });
-      if (!approval.approved) emitCallFinished(state, call);
+      };
+      if (approval.approved) {
+        emit(state, {
+          kind: 'tool.approved',
+          ...answer,
+          arguments: call.arguments,
+          originalArguments: call.originalArguments,
+        });
+      } else {
+        emit(state, { kind: 'tool.rejected', ...answer });
+        emitCallFinished(state, call);
+      }
     }
   } else {
     const applied = applyToolResult(state, ToolResultInput.parse(result.payload));
@@ -62,6 +72,7 @@ export function applyToTurn(
     recordRejection(state, { at: now, via: kind, messageId: result.event.id, reason: why }, 'unknown-id');
     if (boundApprovals) result.event.summary = clipReason(`refused: ${why}`);
   }
+  return why;
 }
 
 /**

@@ -28,6 +28,7 @@ import {
   snapshotQuery,
   subSessionReplyUpdate,
   submitUpdate,
+  approveUpdate,
   type SessionInput,
   type SessionResult,
 } from '../contract/api.js';
@@ -46,13 +47,14 @@ import { initialState, restoreState } from './state.js';
 import { canIdleClose, closeIdle, idleTimeoutOf } from './lifecycle.js';
 import { makeLookahead } from './lookahead.js';
 import { makeSpeculation } from './speculation.js';
-import { SessionStart } from '../contract/messages.js';
+import { ApprovalInput, SessionStart } from '../contract/messages.js';
 import type { SessionContext } from './session-context.js';
 import { STAGE, type BoundInput, type SessionStage, type SessionState, type StageRecord } from '../contract/state.js';
 import { emit, eventsPage } from './events.js';
 import { describeIssues } from '../contract/text.js';
 import { runAgentTurn } from './agent-loop.js';
 import { applyToTurn, awaitResult } from './approvals.js';
+import { carriesArguments, editRefusal } from './approval-edits.js';
 import { ResultRequest } from '../contract/queries.js';
 import { processInput } from './process-input.js';
 import { answerParent, applySubSessionReply, replyRefusal } from './sub-sessions.js';
@@ -115,24 +117,27 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     }
   };
 
-  const applyNow = (kind: ControlKind, raw: unknown) => {
+  /** Applies a control item now; returns why an approval or tool result answered nothing, else null. */
+  const applyNow = (kind: ControlKind, raw: unknown): string | null => {
     const result = applyControl(state, kind, raw, Date.now());
     if (result.kind === 'applied') lastActivity = Date.now();
-    applyToTurn(state, kind, result, Date.now(), boundApprovals);
+    const why = applyToTurn(state, kind, result, Date.now(), boundApprovals);
     if (result.kind === 'applied' && result.interruptTurn) running?.cancel();
     stage.followStatus();
     // Pause, resume and close show in the Web UI's filters at once, not after the next input.
     if (patched('control-search-attributes')) stage.publish();
+    return why;
   };
   // The worker's policy, once this run has asked for it (null before, and always on old histories).
   let policy: WorkerPolicy | null = null;
   // Under a worker policy, control items wait for it (and for their signature's check) one at a
   // time, in arrival order: the chain keeps ordering while a verification is in flight.
-  let controlTail: Promise<void> = Promise.resolve();
+  let controlTail: Promise<unknown> = Promise.resolve();
   // Control items waiting in that chain.
   let pendingControl = 0;
-  const verifiedThenApplied = async (kind: ControlKind, raw: unknown): Promise<void> => {
-    const known = await policyKnown();
+  const verifiedThenApplied = async (kind: ControlKind, raw: unknown, edit = false): Promise<string | null> => {
+    // Only an edit reaches here in a run that predates worker policies (it then has none to wait for).
+    const known = policyOn ? await policyKnown() : DEFAULT_WORKER_POLICY;
     if (known.signedControl && kind !== 'notification') {
       const parsed = CONTROL_SIGNALS[kind].schema.safeParse(raw);
       // An invalid payload is refused by applyControl with its schema's reason, as without signing.
@@ -149,35 +154,89 @@ export async function session(input: SessionInput): Promise<SessionResult> {
         if (why !== null) {
           refuseControl(state, kind, controlIdOf(kind, payload), why, Date.now());
           stage.show();
-          return;
+          return why;
         }
       }
     }
-    applyNow(kind, raw);
+    if (edit) {
+      const why = await editRefusal(state, raw, boundApprovals);
+      if (why !== null) {
+        refuseControl(state, kind, controlIdOf(kind, raw as Record<string, unknown>), why, Date.now(), 'invalid');
+        stage.show();
+        return why;
+      }
+    }
+    return applyNow(kind, raw);
   };
   const policyKnown = async (): Promise<WorkerPolicy> => {
     await condition(() => policy !== null);
     return policy ?? DEFAULT_WORKER_POLICY;
   };
-  const control = (kind: ControlKind) => (raw: unknown) => {
-    if (!policyOn) return applyNow(kind, raw);
-    // Nothing to verify and nothing queued ahead of it: applied at once, in order with the task
-    // inputs of the same activation (a pause, then messages, holds them; a close refuses what follows).
-    if (pendingControl === 0 && policy !== null && (!policy.signedControl || kind === 'notification')) {
-      return applyNow(kind, raw);
-    }
+  const queued = (kind: ControlKind, raw: unknown, edit = false): Promise<string | null> => {
     pendingControl++;
     const mine = controlTail
-      .then(() => verifiedThenApplied(kind, raw))
+      .then(() => verifiedThenApplied(kind, raw, edit))
       .finally(() => {
         pendingControl--;
       });
     controlTail = mine;
     return mine;
   };
+  /** Delivers a control item; resolves to why it answered nothing (approvals, tool results), else null. */
+  const control =
+    (kind: ControlKind) =>
+    (raw: unknown): string | null | Promise<string | null> => {
+      // An approval that edits the arguments waits for the worker's check of the edit, in order with the rest.
+      if (kind === 'approval' && carriesArguments(raw)) {
+        if (patched('approval-edits')) return queued(kind, raw, true);
+        // Runs recorded before edits refused such an approval by its schema; a replay refuses it too.
+        const why = 'this Session run predates approval edits; approve without arguments';
+        refuseControl(state, kind, controlIdOf(kind, raw as Record<string, unknown>), why, Date.now(), 'invalid');
+        return why;
+      }
+      if (!policyOn) return applyNow(kind, raw);
+      // Nothing to verify and nothing queued ahead of it: applied at once, in order with the task
+      // inputs of the same activation (a pause, then messages, holds them; a close refuses what follows).
+      if (pendingControl === 0 && policy !== null && (!policy.signedControl || kind === 'notification')) {
+        return applyNow(kind, raw);
+      }
+      return queued(kind, raw);
+    };
   for (const kind of CONTROL_KINDS) {
-    setHandler(CONTROL_SIGNAL_DEFINITIONS[kind], control(kind), { description: DESCRIPTIONS[kind] });
+    const deliver = control(kind);
+    setHandler(
+      CONTROL_SIGNAL_DEFINITIONS[kind],
+      (raw) => {
+        const outcome = deliver(raw);
+        return outcome instanceof Promise ? outcome.then(() => undefined) : undefined;
+      },
+      { description: DESCRIPTIONS[kind] },
+    );
   }
+  // The approval as an update: the same path as the signal, and the approver learns at once whether
+  // it applied, or why not (a refused edit, a bad signature, no such waiting call).
+  const approve = control('approval');
+  setHandler(
+    approveUpdate,
+    async (raw) => {
+      const why = await approve(raw);
+      if (why !== null) throw ApplicationFailure.nonRetryable(why, FAILURE.ApprovalRefused);
+      const approval = ApprovalInput.parse(raw);
+      return { approvalId: approval.approvalId, approved: approval.approved };
+    },
+    {
+      description: DESCRIPTIONS.approve,
+      validator: (raw) => {
+        const parsed = ApprovalInput.safeParse(raw);
+        if (!parsed.success) {
+          throw ApplicationFailure.nonRetryable(
+            `invalid approval: ${describeIssues(parsed.error)}`,
+            FAILURE.InvalidRequest,
+          );
+        }
+      },
+    },
+  );
 
   setHandler(goalsQuery, () => state.goals, { description: DESCRIPTIONS.goals });
   setHandler(capabilitiesQuery, () => state.capabilities, { description: DESCRIPTIONS.capabilities });

@@ -8,7 +8,7 @@ import { proxyLocalActivities } from '@temporalio/workflow';
 import { VerifyControlResult, type PolicyActivities } from '../contract/activity-contract.js';
 import { ControlSignature, type SignedKind } from '../contract/control-signature.js';
 import type { WorkerPolicy } from '../contract/worker-policy.js';
-import { recordRejection } from './intake.js';
+import { recordRejection, type RejectionCause } from './intake.js';
 import { clipReason } from './tool-calls.js';
 import { LIMITS, keepLast, type SessionState } from '../contract/state.js';
 
@@ -68,8 +68,9 @@ export function refuseControl(
   id: string,
   reason: string,
   now: number,
+  cause: RejectionCause = 'unauthenticated',
 ): void {
-  recordRejection(state, { at: now, via: kind, messageId: id, reason }, 'unauthenticated');
+  recordRejection(state, { at: now, via: kind, messageId: id, reason }, cause);
   state.controlEvents.push({ at: now, kind, id, summary: clipReason(`refused: ${reason}`) });
   keepLast(state.controlEvents, LIMITS.controlEvents);
   state.counts.controlEvents++;

@@ -44,6 +44,8 @@ export function startStep(turn: ActiveTurn, text: string | null, calls: Resolved
       output: null,
       result: null,
       approval: null,
+      originalArguments: null,
+      editedBy: null,
     })),
   };
 }
@@ -138,6 +140,11 @@ export function argumentsHashOf(call: { arguments: string }): string {
   return digest(call.arguments);
 }
 
+/** The hash an approval binds to: always of the model's own arguments, also once an edit replaced them. */
+function proposedHashOf(call: PendingCall): string {
+  return argumentsHashOf({ arguments: call.originalArguments ?? call.arguments });
+}
+
 function digest(text: string): string {
   return bytesToHex(sha256(utf8ToBytes(text)));
 }
@@ -151,6 +158,45 @@ function approvalRecord(approval: ApprovalInput, at: number): ApprovalRecord {
     note: note ? clipReason(note) : null,
     at,
   };
+}
+
+/**
+ * The one call an approval answers, or why it answers none: the call must wait for it, by its own
+ * approval id, and (when the approval carries a hash) have exactly the arguments the approver saw,
+ * the model's own, so an edit never moves the binding to another call.
+ */
+export function approvedCall(
+  state: SessionState,
+  approval: ApprovalInput,
+  bound = true,
+): { call: PendingCall } | { refused: string } {
+  const turn = state.turn;
+  const call = bound
+    ? turn && waitingApprovals(turn).find((c) => approvalIdOf(turn, c) === approval.approvalId)
+    : turn &&
+      approvableCalls(turn).find(
+        (c) => c.callId === approval.approvalId || approvalIdOf(turn, c) === approval.approvalId,
+      );
+  if (!call) {
+    const waiting = turn ? waitingApprovals(turn).map((c) => approvalIdOf(turn, c)) : [];
+    const now = waiting.length > 0 ? `waiting now: ${waiting.join(', ')}` : 'no call waits for approval';
+    return { refused: `approval ${approval.approvalId} matches no tool call waiting for approval (${now})` };
+  }
+  if (bound && approval.argumentsHash !== undefined && approval.argumentsHash !== proposedHashOf(call)) {
+    const hash = approval.argumentsHash.slice(0, 12);
+    return {
+      refused: `approval ${approval.approvalId} names arguments (hash ${hash}…) other than the waiting call's; nothing was approved`,
+    };
+  }
+  return { call };
+}
+
+/** Whether an approval replaces the call's arguments: it approves, and carries arguments other than the model's. */
+export function isEdit(
+  call: { arguments: string },
+  approval: ApprovalInput,
+): approval is ApprovalInput & { arguments: string } {
+  return approval.approved && approval.arguments !== undefined && approval.arguments !== call.arguments;
 }
 
 /**
@@ -168,27 +214,18 @@ export function applyApproval(
   at: number,
   bound = true,
 ): { answered: PendingCall } | { refused: string } {
-  const turn = state.turn;
-  const call = bound
-    ? turn && waitingApprovals(turn).find((c) => approvalIdOf(turn, c) === approval.approvalId)
-    : turn &&
-      approvableCalls(turn).find(
-        (c) => c.callId === approval.approvalId || approvalIdOf(turn, c) === approval.approvalId,
-      );
-  if (!call) {
-    const waiting = turn ? waitingApprovals(turn).map((c) => approvalIdOf(turn, c)) : [];
-    const now = waiting.length > 0 ? `waiting now: ${waiting.join(', ')}` : 'no call waits for approval';
-    return { refused: `approval ${approval.approvalId} matches no tool call waiting for approval (${now})` };
-  }
-  if (bound && approval.argumentsHash !== undefined && approval.argumentsHash !== argumentsHashOf(call)) {
-    const hash = approval.argumentsHash.slice(0, 12);
-    return {
-      refused: `approval ${approval.approvalId} names arguments (hash ${hash}…) other than the waiting call's; nothing was approved`,
-    };
-  }
+  const found = approvedCall(state, approval, bound);
+  if ('refused' in found) return found;
+  const call = found.call;
   call.approval = approvalRecord(approval, at);
   if (approval.approved) {
     call.state = 'approved';
+    // Only the session's edit path lets an approval with an edit this far, after the worker checked it.
+    if (isEdit(call, approval)) {
+      call.originalArguments = call.arguments;
+      call.arguments = approval.arguments;
+      call.editedBy = approval.approver ?? null;
+    }
   } else {
     const note = approval.note?.trim() ? `: ${approval.note.trim()}` : '';
     finishCall(call, 'rejected', `rejected by the user${note}`);
@@ -237,7 +274,7 @@ export function sealStep(state: SessionState, turn: ActiveTurn): number {
       tool: c.tool,
       arguments: c.arguments,
       status: c.result ?? 'interrupted',
-      output: c.output ?? '',
+      output: editNote(c) + (c.output ?? ''),
     })),
   });
   recordStepArtifacts(
@@ -268,7 +305,27 @@ function recordCall(call: PendingCall): AgentToolCall {
     result: call.output === null ? null : clipBytes(call.output, RECORD_FIELD_BYTES),
     approval: call.approval ?? null,
     policy: call.policy ?? null,
+    originalArguments: call.originalArguments === null ? null : clipBytes(call.originalArguments, RECORD_FIELD_BYTES),
+    editedBy: call.editedBy,
   };
+}
+
+/** How much of each argument set the edit note quotes to the model. */
+const EDIT_NOTE_ARGUMENT_BYTES = 2048;
+
+/**
+ * What the model reads before an edited call's result: that a person changed the arguments, what it
+ * proposed and what ran. The assistant message then shows what ran, and the model is never left to
+ * believe its own proposal produced the result.
+ */
+export function editNote(call: Pick<PendingCall, 'arguments' | 'originalArguments' | 'editedBy'>): string {
+  if (call.originalArguments === null) return '';
+  const by = call.editedBy ? ` (${call.editedBy})` : '';
+  return (
+    `[The approver${by} edited this call's arguments before approving it. ` +
+    `You proposed: ${clipBytes(call.originalArguments, EDIT_NOTE_ARGUMENT_BYTES)} ` +
+    `It ran with: ${clipBytes(call.arguments, EDIT_NOTE_ARGUMENT_BYTES)}]\n`
+  );
 }
 
 /** The calls of the step in progress as the decision record shows them while the turn waits. */

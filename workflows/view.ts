@@ -102,6 +102,15 @@ export function renderDetails(state: SessionState, stage: SessionStage): string 
     const calls = waiting.map((c) => `${c.tool} (approvalId ${c.approvalId})`).join(', ');
     lines.push('', `**Waiting for approval:** ${clip(calls, 400)}`);
   }
+  // The approver's edits of the latest calls: what the model proposed beside what ran.
+  const edited = [...(last?.agent?.toolCalls ?? []), ...(state.turn?.step?.calls ?? [])]
+    .filter((c) => c.originalArguments !== null)
+    .slice(-3)
+    .map(
+      (c) =>
+        `${c.tool} (callId ${c.callId}${c.editedBy ? `, by ${c.editedBy}` : ''}): proposed ${clip(c.originalArguments ?? '', 160)} → ran ${clip(c.arguments, 160)}`,
+    );
+  if (edited.length > 0) lines.push('', `**Arguments edited on approval:** ${clip(edited.join('; '), 900)}`);
   const external = externalCalls(state.turn).filter((c) => c.state === 'waiting-result');
   if (external.length > 0) {
     lines.push(

@@ -18,7 +18,7 @@ import { withMcpToolsets } from '../../capabilities/mcp-toolsets.js';
 import { MemoryStore } from '../../capabilities/memory-store.js';
 import { ToolArgumentValidator } from '../../capabilities/tool-arguments.js';
 import { ToolPolicy, ToolPolicyError, type PolicyCall } from '../../capabilities/tool-policy.js';
-import { approvalSignal, resultUpdate, snapshotQuery } from '../../contract/api.js';
+import { approvalSignal, approveUpdate, resultUpdate, snapshotQuery } from '../../contract/api.js';
 import type { SessionView, TurnResult } from '../../contract/queries.js';
 import { ConfigError, loadConfig } from '../../worker/config.js';
 import { createSessionWorker } from '../../worker/create-worker.js';
@@ -283,6 +283,7 @@ let worker: TestWorker;
 const POLICY = [
   { id: 'no-secrets', effect: 'deny', tool: 'read_file', pathPrefix: '/secrets', reason: 'secrets never leave' },
   { id: 'ask-corp', effect: 'approve', host: '*.corp.example' },
+  { id: 'ask-drafts', effect: 'approve', tool: 'read_file', pathPrefix: '/drafts' },
   { id: 'no-nested-subs', effect: 'deny', tool: 'session_create_sub', sessionKind: 'sub-session' },
   { id: 'ask-memory', effect: 'approve', tool: 'memory_save' },
 ];
@@ -417,6 +418,68 @@ describe('a policy through a real worker', () => {
       status: 'ok',
       policy: null,
     });
+  });
+
+  it('an approver cannot edit a waiting call into one a deny rule matches; an allowed edit runs instead of the proposal', async () => {
+    const handle = await fixtureSession();
+    const before = ran('read_file');
+    server.enqueue(
+      MODEL.agent,
+      { toolCalls: [{ id: 'call_1', name: 'read_file', arguments: { path: '/drafts/plan.md' } }] },
+      { content: 'Read the file the approver chose.' },
+    );
+    expect(await turn(handle, 2, 'read the draft plan')).toMatchObject({ outcome: 'waiting-approval' });
+    const [waiting] = (await view(handle)).pendingApprovals;
+    expect(waiting).toMatchObject({ approvalId: '2:1:call_1', tool: 'read_file' });
+    const approve = (args: object) =>
+      handle.executeUpdate(approveUpdate, {
+        args: [
+          {
+            approvalId: '2:1:call_1',
+            approved: true,
+            approver: 'alice',
+            argumentsHash: waiting?.argumentsHash,
+            arguments: JSON.stringify(args),
+          },
+        ],
+      });
+
+    // The edit is judged by the policy as the model's call would be: no-secrets wins over the approval.
+    const denied = await approve({ path: '/drafts/../secrets/api-key' }).then(
+      () => null,
+      (err: Error & { cause?: Error }) => err,
+    );
+    expect(denied?.cause?.message).toMatch(
+      /edit of 2:1:call_1 refused: the edited call is denied by policy rule no-secrets \(secrets never leave\)/,
+    );
+    const still = await view(handle);
+    expect(still.pendingApprovals.map((a) => a.approvalId)).toEqual(['2:1:call_1']);
+    expect(still.recentRejections.at(-1)?.reason).toMatch(/denied by policy rule no-secrets/);
+    expect(ran('read_file')).toBe(before);
+
+    // The argument hash binds the approval to the model's proposal, so the corrected edit still answers it.
+    expect(await approve({ path: '/drafts/final.md' })).toEqual({ approvalId: '2:1:call_1', approved: true });
+    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2, timeoutMs: 30_000 }] });
+    expect(done.record?.agent?.toolCalls).toEqual([
+      expect.objectContaining({
+        status: 'ok',
+        arguments: '{"path":"/drafts/final.md"}',
+        originalArguments: '{"path":"/drafts/plan.md"}',
+        editedBy: 'alice',
+        result: 'contents of /drafts/final.md',
+      }),
+    ]);
+    expect(ran('read_file')).toBe(before + 1);
+    // The model is told what ran, beside what it proposed, with the result.
+    expect(server.requests(MODEL.agent).at(-1)?.messages).toContainEqual(
+      expect.objectContaining({
+        role: 'tool',
+        toolCallId: 'call_1',
+        content: expect.stringMatching(
+          /edited this call's arguments.*You proposed: \{"path":"\/drafts\/plan\.md"\}.*It ran with: \{"path":"\/drafts\/final\.md"\}\]\ncontents of \/drafts\/final\.md/s,
+        ),
+      }),
+    );
   });
 
   it('governs session_create_sub by Session kind and memory_save by tool', async () => {

@@ -18,7 +18,14 @@ import { parseMcpConfig } from '../../capabilities/mcp-config.js';
 import { withMcpToolsets } from '../../capabilities/mcp-toolsets.js';
 import { MemoryStore } from '../../capabilities/memory-store.js';
 import { SessionClient } from '../../client/session-client.js';
-import { approvalSignal, commandSignal, historyQuery, resultUpdate, snapshotQuery } from '../../contract/api.js';
+import {
+  approvalSignal,
+  approveUpdate,
+  commandSignal,
+  historyQuery,
+  resultUpdate,
+  snapshotQuery,
+} from '../../contract/api.js';
 import { signControl, unsigned, type ControlKey } from '../../contract/control-signature.js';
 import type { SessionView, TurnResult } from '../../contract/queries.js';
 import {
@@ -236,6 +243,69 @@ describe('under signed control', () => {
       approval: expect.objectContaining({ by: 'cli-user' }),
     });
     expect(refusals(await view(handle))).toBe(0);
+  });
+});
+
+describe('approvals that edit the arguments, under signed control', () => {
+  it('the signature covers the edited arguments: an edit altered in transit is refused and the call keeps waiting', async () => {
+    const handle = await waitingSession(signed, 10, 10);
+    const sessionId = idOf(handle);
+    const body = { approvalId: '2:1:call_1', approved: true, approver: 'alice', arguments: '{"a":10,"b":11}' };
+    const signature = signControl(key, 'approval', sessionId, body, Date.now() + 60_000);
+    const altered = { ...body, arguments: '{"a":1000,"b":11}', signature };
+    const refused = await handle.executeUpdate(approveUpdate, { args: [altered] }).then(
+      () => null,
+      (err: Error & { cause?: Error }) => err,
+    );
+    expect(refused?.cause?.message).toMatch(/^bad approval signature: the MAC does not match/);
+    const still = await view(handle);
+    expect(still.pendingApprovals.map((p) => p.approvalId)).toEqual(['2:1:call_1']);
+    expect(ranAdds()).not.toContain(`${sessionId}:2:call_1`);
+
+    expect(await handle.executeUpdate(approveUpdate, { args: [{ ...body, signature }] })).toEqual({
+      approvalId: '2:1:call_1',
+      approved: true,
+    });
+    const done = await resultAfterApproval(handle);
+    expect(done.record?.agent?.toolCalls[0]).toMatchObject({
+      status: 'ok',
+      result: '21',
+      arguments: '{"a":10,"b":11}',
+      originalArguments: '{"a":10,"b":10}',
+      editedBy: 'alice',
+    });
+  });
+
+  it('`harness approve --arguments` signs the edit, prints it, and exits 2 with the reason when the worker refuses it', async () => {
+    const handle = await waitingSession(signed, 3, 3);
+    const sessionId = idOf(handle);
+    const env = { HARNESS_CONTROL_KEY: keyEnv };
+    const bad = await harness(['approve', sessionId, '2:1:call_1', '--arguments', '{"a":3}'], signed, env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/refused the approval: edit of 2:1:call_1 refused: .*must have required property 'b'/);
+    const notJson = await harness(['approve', sessionId, '2:1:call_1', '--arguments', '{a:3}'], signed, env);
+    expect(notJson).toMatchObject({ code: 2 });
+    expect(notJson.stderr).toMatch(/--arguments is not valid JSON/);
+    expect((await view(handle)).pendingApprovals).toHaveLength(1);
+
+    const run = await harness(
+      ['approve', sessionId, '2:1:call_1', '--as', 'cli-user', '--arguments', '{"a":3,"b":4}'],
+      signed,
+      env,
+    );
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toContain('approved add({"a":3,"b":3}) with edited arguments {"a":3,"b":4}');
+    const done = await resultAfterApproval(handle);
+    expect(done.record?.agent?.toolCalls[0]).toMatchObject({
+      status: 'ok',
+      result: '7',
+      originalArguments: '{"a":3,"b":3}',
+      editedBy: 'cli-user',
+    });
+    expect(refusals(await view(handle))).toBe(0);
+    const inspect = await harness(['inspect', sessionId], signed, env);
+    // The notes column wraps onto the row's next line.
+    expect(inspect.stdout).toMatch(/tool add \[ok\][^\n]*\n[^\n]*\(arguments edited by cli-user\)/);
   });
 });
 

@@ -92,6 +92,8 @@ describe('a schema RE2 cannot compile', () => {
       output: null,
       result: null,
       approval: null,
+      originalArguments: null,
+      editedBy: null,
     };
     // Before, the arguments passed unchecked and the next action was to run the call on the MCP server.
     expect(nextAction(pending)).toEqual({
