@@ -165,6 +165,7 @@ it.skipIf(!postgresBin)(
         attempts,
         killedText: killed.map((d) => d.text).join(''),
         live: liveText(deltas, 1),
+        deltaPrevs: [...new Set(deltas.map((d) => d.prev))],
       };
     });
     const caught = perSession.filter((p) => p.attempts.length > 1).length;
@@ -196,6 +197,9 @@ it.skipIf(!postgresBin)(
       // The last attempt's deltas join to the reply; a killed attempt's are a prefix of it, told apart by attempt.
       expect(p.live).toBe(p.expected);
       expect(p.expected.startsWith(p.killedText)).toBe(true);
+      // Both attempts' deltas follow the same durable event (the one the step's request was sent after).
+      expect(p.deltaPrevs).toHaveLength(1);
+      expect(p.logIds).toContain(p.deltaPrevs[0]);
     }
     // The kill landed mid-stream: at least one step was retried and streamed again, and every Session
     // still streaming at the kill had shown part of its text, not all of it.
