@@ -289,7 +289,10 @@ function markdown(): string {
           'durable event the step began after (read from the `events` query), and `id` is `<prev>~<n>`: it orders ' +
           'after `prev` and is never a resume point (SSE sends deltas without an `id:` line). Pieces of one ' +
           '`step` and `attempt` joined in order are the text so far; a retried step (a higher `attempt`) streams ' +
-          'its text again from the start. A delta of a speculative step (started before the input’s decision) ' +
+          'its text again from the start. A step whose worker died part-way (SIGKILL, a lost heartbeat) never ' +
+          'completes that attempt’s text: a consumer shows, for each `step`, only the pieces of the highest ' +
+          '`attempt` it has seen, and drops a lower attempt’s text once a higher one arrives; `turn.finished` and ' +
+          'the decision record always carry the whole reply (`test/faults/stream-kill.fault.ts`). A delta of a speculative step (started before the input’s decision) ' +
           'has `speculative: true`: `SessionClient.events`, and so the gateway’s SSE and `harness watch`, hold it ' +
           'until that input’s `decision` event, then show it if the decision is `continue` and drop it otherwise ' +
           '(a follower that started after the decision drops them). With `HARNESS_ENCRYPTION_KEYS` set, deltas are ' +
