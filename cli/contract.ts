@@ -286,7 +286,7 @@ function markdown(): string {
           'speculative? }`. The agent step publishes it through the worker’s event publisher (in-process, or ' +
           'PostgreSQL NOTIFY with `HARNESS_EVENTS_URL`), at most one per 50 ms or per 1,000 characters, the first ' +
           'at once; the workflow never sees it, and the step’s result still carries the whole text. `prev` is the ' +
-          'durable event the step began after (read from the `events` query), and `id` is `<prev>~<n>`: it orders ' +
+          'durable event the step was sent after (the workflow names it in the request), and `id` is `<prev>~<n>`: it orders ' +
           'after `prev` and is never a resume point (SSE sends deltas without an `id:` line). Pieces of one ' +
           '`step` and `attempt` joined in order are the text so far; a retried step (a higher `attempt`) streams ' +
           'its text again from the start. A step whose worker died part-way (SIGKILL, a lost heartbeat) never ' +
