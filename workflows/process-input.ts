@@ -73,7 +73,7 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
   // The hand-off of the phase that ended is written beside the new phase's environment, not in front
   // of it; the agent still waits for it. Sessions recorded before that compact after preparing.
   const compacting = outcome.decision === 'new-phase' && previousPhase !== undefined;
-  const handoff = compacting && patched('compaction-beside') ? compactBeside(ctx, previousPhase.index, record) : null;
+  const handoff = compacting && ctx.patches.compactionBeside ? compactBeside(ctx, previousPhase.index, record) : null;
   if (preparesEnvironment(outcome.decision)) {
     const mode = outcome.decision === 'initialize' ? 'init' : 'reconcile';
     await prepareEnvironment(ctx, input, record, mode, outcome.decision === 'new-phase' ? terms : undefined);
@@ -250,7 +250,7 @@ async function taskTerms(
   task: AlignedTask,
   understood: string[] | undefined,
 ): Promise<string[]> {
-  if (understood && understood.length > 0 && patched('combined-understanding')) {
+  if (understood && understood.length > 0 && ctx.patches.combinedUnderstanding) {
     recordStage(record, STAGE.extract, 'terms from the relevance call');
     return understood;
   }

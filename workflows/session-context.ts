@@ -21,6 +21,8 @@ export interface SessionContext {
   readonly lookahead: Lookahead | null;
   /** The agent's first step sent beside the relevance call on a continue-shaped Session (speculation.ts). */
   readonly speculation: Speculation;
+  /** Patches asked at the run's start (session.ts) for behaviour that begins later in an input. */
+  readonly patches: { readonly combinedUnderstanding: boolean; readonly compactionBeside: boolean };
   /** Counts model usage toward the Session and the input being processed, and tells calls their budget. */
   readonly meter: UsageMeter;
 }

@@ -280,6 +280,15 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   const budgetsOn = patched('model-budgets');
   // Sessions started before judging ahead existed replay one input at a time.
   const lookaheadOn = patched('relevance-lookahead');
+  // Asked here, before any local activity, although they matter only later: a patch first asked in
+  // the continuation of a local activity's result (the worker policy's at a run's start, a signed
+  // message's check) is met in another workflow task on replay than it was in the run, and the
+  // replay fails (docs/patches.md, "Where a patch is asked").
+  const patches = {
+    speculativeAgentStep: patched('speculative-agent-step'),
+    combinedUnderstanding: patched('combined-understanding'),
+    compactionBeside: patched('compaction-beside'),
+  };
   let asked: WorkerPolicy | null = null;
   if (policyOn) {
     asked = await askWorkerPolicy();
@@ -300,8 +309,8 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     state,
     activities,
     lookahead: lookaheadOn ? makeLookahead(state, activities.relevance) : null,
-    // Asks its own patch only where a speculative step would begin (old histories never get there).
-    speculation: makeSpeculation(state, activities, meter, asked),
+    speculation: makeSpeculation(state, activities, meter, asked, patches.speculativeAgentStep),
+    patches,
     taskQueue: workflowInfo().taskQueue,
     meter,
     show: Object.assign((name?: SessionStage) => stage.show(name), {

@@ -14,7 +14,8 @@
  * discards the step at once, cancelling it rather than waiting; so does a failure, after which the
  * normal step runs.
  *
- * Continue-shaped, the rule this module applies before it asks `patched('speculative-agent-step')`:
+ * Continue-shaped, the rule this module applies in runs that asked `patched('speculative-agent-step')`
+ * (at their start, session.ts):
  * the input is not the Session's first task, both goals are set, no turn is active, the agent turn
  * and `speculativeAgentStep` are on (and the worker allows it), the previous input's decision left
  * its phase open (`continue`, `initialize` or `new-phase`: the Session is working inside its
@@ -25,7 +26,7 @@
  * step of unknown usage when it was cancelled before its answer came. The pending step lives in
  * workflow memory only: continue-as-new happens between inputs, when none is pending.
  */
-import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import { AgentStepResult, type AgentStepRequest } from '../contract/activity-contract.js';
 import type { BoundInput, Decision, DecisionRecord, SessionState } from '../contract/state.js';
 import { BUDGET } from '../contract/budget.js';
@@ -90,6 +91,8 @@ export function makeSpeculation(
   activities: Pick<SessionActivityProxies, 'agentStepAhead' | 'agentStep'>,
   meter: Pick<UsageMeter, 'charge' | 'discard' | 'check'>,
   policy: WorkerPolicy | null,
+  /** `patched('speculative-agent-step')`, asked at the run's start; false in runs recorded before it. */
+  enabled: boolean,
 ): Speculation {
   let pending: Pending | null = null;
 
@@ -107,10 +110,9 @@ export function makeSpeculation(
   return {
     start(input, record, firstTask) {
       if (pending) discard(pending, 'a later input began');
-      if (notContinueShaped(state, input, firstTask, policy) !== null) return;
+      if (!enabled || notContinueShaped(state, input, firstTask, policy) !== null) return;
       const window = phaseItems(state, [...state.transcript, userItem(input)]);
       if (jsonBytes(window) > state.settings.agentContextBytes) return;
-      if (!patched('speculative-agent-step')) return;
       const request = requestOf(state, { from: input.from, steps: 1, record: { decision: 'continue' } }, window);
       const scope = new CancellationScope();
       const ahead = { ...request, speculative: true, afterEvent: lastEventId(state) };
