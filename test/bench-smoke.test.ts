@@ -75,13 +75,13 @@ describe('npm run bench', () => {
     for (const k of Object.values(mix?.byKind ?? {})) {
       expect(k).toMatchObject({ depthP50: expect.any(Number) as number, target: expect.any(Number) as number });
       expect(k.tokensPerInput).toBeGreaterThan(0);
-      expect(k.callsPerInput['agent']).toBe(1);
+      // A new phase follows a continue: its early agent step, discarded, may have answered too.
+      if (k.decisions['new-phase']) expect(k.callsPerInput['agent']).toBeGreaterThanOrEqual(1);
+      else expect(k.callsPerInput['agent']).toBe(1);
       expect(k.actionsPerInput).toBeGreaterThan(0);
     }
-    // This build has no speculation setting yet; once it does, the second run is there instead.
-    expect(results.modelLatency?.noSpeculation).toSatisfy(
-      (run: object) => 'byKind' in run || ('unavailable' in run && /settings/.test(String(run.unavailable))),
-    );
+    // The build has the speculation setting, so the mix ran a second time without it.
+    expect(results.modelLatency?.noSpeculation).toSatisfy((run: object) => 'byKind' in run);
     expect(modelLatencyReport(results.modelLatency!)).toContain('helper depth');
     expect(reportRows(results).length).toBeGreaterThan(15);
   });
