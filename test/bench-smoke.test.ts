@@ -21,103 +21,81 @@ const kind = {
   sessionEventTypes: expect.any(Object) as object,
 };
 
+/** Every size at its smallest; each case picks its scenarios. */
+const tiny = {
+  namespace: 'default',
+  latencyInputs: 2,
+  eventInputs: 1,
+  sessions: 2,
+  inputsEach: 2,
+  burstInputs: 4,
+  longInputs: 12,
+  longBatch: 4,
+  recallSizes: [300],
+  mcpEntries: 300,
+  pragmaInputs: 1,
+  pathologicalRounds: 1,
+  modelLatencyMs: 50,
+  modelLatencySessions: 1,
+  modelLatencyContinues: 1,
+  streamingTurns: 2,
+  streamingReplyChars: 120,
+  streamingChunkChars: 8,
+  streamingChunkDelayMs: 5,
+  streamingHelperMs: 5,
+};
+
 describe('npm run bench', () => {
-  it(
-    'runs every scenario but streaming (its own case) and writes each one’s figures',
-    { timeout: 360_000 },
-    async () => {
-      const out = join(dir, 'results.json');
-      await runBench(
-        {
-          scenarios: SCENARIOS.filter((s) => s !== 'streaming'),
-          namespace: 'default',
-          out,
-          latencyInputs: 2,
-          eventInputs: 1,
-          sessions: 2,
-          inputsEach: 2,
-          burstInputs: 4,
-          longInputs: 12,
-          longBatch: 4,
-          recallSizes: [300],
-          mcpEntries: 300,
-          pragmaInputs: 1,
-          pathologicalRounds: 1,
-          modelLatencyMs: 50,
-          modelLatencySessions: 1,
-          modelLatencyContinues: 1,
-        },
-        () => {},
-      );
-      const results = JSON.parse(readFileSync(out, 'utf8')) as BenchResults;
-      expect(results.latency).toMatchObject({ p50Ms: pair, p95Ms: pair, ratioP50: expect.any(Number) as number });
-      expect(results.events).toMatchObject({ continue: kind, 'new-phase': kind, 'out-of-scope': kind });
-      for (const rate of [results.throughput, results.burst]) {
-        expect(rate).toMatchObject({ inputsPerSecond: pair, ratio: expect.any(Number) as number });
-      }
-      expect(results.long).toMatchObject({ inputs: 12, ratioLastFirst: expect.any(Number) as number });
-      expect(results.long?.runs).toBeGreaterThan(1);
-      expect(results.long?.carriedBytes.max).toBeGreaterThan(0);
-      expect(results.recall?.[0]).toMatchObject({ entries: 300, p99Ms: expect.any(Number) as number, agreement: 1 });
-      expect(results.mcp).toMatchObject({
-        refreshMs: expect.any(Number) as number,
-        maxEventLoopBlockMs: expect.any(Number) as number,
-      });
-      expect(results.pragmas).toMatchObject({ ratioP50: expect.any(Number) as number });
-      expect(results.pathological?.inputs.length).toBeGreaterThanOrEqual(3);
-      expect(results.pathological).toMatchObject({
-        p99Ms: expect.any(Number) as number,
-        mainLoopMaxStallMs: expect.any(Number) as number,
-      });
-      const mix = results.modelLatency?.defaults;
-      expect(Object.values(mix?.byKind ?? {}).map((k) => [k.inputs, k.decisions])).toEqual([
-        [1, { continue: 1 }],
-        [1, { 'new-phase': 1 }],
-        [1, { initialize: 1 }],
-      ]);
-      for (const k of Object.values(mix?.byKind ?? {})) {
-        expect(k).toMatchObject({ depthP50: expect.any(Number) as number, target: expect.any(Number) as number });
-        expect(k.tokensPerInput).toBeGreaterThan(0);
-        expect(k.callsPerInput['agent']).toBe(1);
-        expect(k.actionsPerInput).toBeGreaterThan(0);
-      }
-      // This build has no speculation setting yet; once it does, the second run is there instead.
-      expect(results.modelLatency?.noSpeculation).toSatisfy(
-        (run: object) => 'byKind' in run || ('unavailable' in run && /settings/.test(String(run.unavailable))),
-      );
-      expect(modelLatencyReport(results.modelLatency!)).toContain('helper depth');
-      expect(reportRows(results).length).toBeGreaterThan(15);
-    },
-  );
+  it('runs every scenario but streaming and writes each one’s figures', { timeout: 360_000 }, async () => {
+    const out = join(dir, 'results.json');
+    // The streaming scenario has its own case below.
+    await runBench({ ...tiny, scenarios: SCENARIOS.filter((s) => s !== 'streaming'), out }, () => {});
+    const results = JSON.parse(readFileSync(out, 'utf8')) as BenchResults;
+    expect(results.latency).toMatchObject({ p50Ms: pair, p95Ms: pair, ratioP50: expect.any(Number) as number });
+    expect(results.events).toMatchObject({ continue: kind, 'new-phase': kind, 'out-of-scope': kind });
+    for (const rate of [results.throughput, results.burst]) {
+      expect(rate).toMatchObject({ inputsPerSecond: pair, ratio: expect.any(Number) as number });
+    }
+    expect(results.long).toMatchObject({ inputs: 12, ratioLastFirst: expect.any(Number) as number });
+    expect(results.long?.runs).toBeGreaterThan(1);
+    expect(results.long?.carriedBytes.max).toBeGreaterThan(0);
+    expect(results.recall?.[0]).toMatchObject({ entries: 300, p99Ms: expect.any(Number) as number, agreement: 1 });
+    expect(results.mcp).toMatchObject({
+      refreshMs: expect.any(Number) as number,
+      maxEventLoopBlockMs: expect.any(Number) as number,
+    });
+    expect(results.pragmas).toMatchObject({ ratioP50: expect.any(Number) as number });
+    expect(results.pathological?.inputs.length).toBeGreaterThanOrEqual(3);
+    expect(results.pathological).toMatchObject({
+      p99Ms: expect.any(Number) as number,
+      mainLoopMaxStallMs: expect.any(Number) as number,
+    });
+    const mix = results.modelLatency?.defaults;
+    expect(Object.values(mix?.byKind ?? {}).map((k) => [k.inputs, k.decisions])).toEqual([
+      [1, { continue: 1 }],
+      [1, { 'new-phase': 1 }],
+      [1, { initialize: 1 }],
+    ]);
+    for (const k of Object.values(mix?.byKind ?? {})) {
+      expect(k).toMatchObject({ depthP50: expect.any(Number) as number, target: expect.any(Number) as number });
+      expect(k.tokensPerInput).toBeGreaterThan(0);
+      expect(k.callsPerInput['agent']).toBe(1);
+      expect(k.actionsPerInput).toBeGreaterThan(0);
+    }
+    // This build has no speculation setting yet; once it does, the second run is there instead.
+    expect(results.modelLatency?.noSpeculation).toSatisfy(
+      (run: object) => 'byKind' in run || ('unavailable' in run && /settings/.test(String(run.unavailable))),
+    );
+    expect(modelLatencyReport(results.modelLatency!)).toContain('helper depth');
+    expect(reportRows(results).length).toBeGreaterThan(15);
+  });
 
   it(
-    'streaming: times the first delta and the finished turn, with and without speculation',
+    'streaming: the first delta comes before turn.finished, with and without speculation',
     { timeout: 240_000 },
     async () => {
       const out = join(dir, 'streaming.json');
-      await runBench(
-        {
-          scenarios: ['streaming'],
-          namespace: 'default',
-          out,
-          latencyInputs: 1,
-          eventInputs: 1,
-          sessions: 1,
-          inputsEach: 1,
-          burstInputs: 1,
-          longInputs: 1,
-          longBatch: 1,
-          recallSizes: [],
-          mcpEntries: 1,
-          pragmaInputs: 1,
-          streamingTurns: 2,
-          streamingReplyChars: 120,
-          streamingChunkChars: 8,
-          streamingChunkDelayMs: 5,
-          streamingHelperMs: 5,
-        },
-        () => {},
-      );
+      await runBench({ ...tiny, scenarios: ['streaming'], out }, () => {});
       const s = (JSON.parse(readFileSync(out, 'utf8')) as BenchResults).streaming;
       expect(s).toMatchObject({ turns: 2, replyChars: 120, chunkChars: 8, chunkDelayMs: 5, helperLatencyMs: 5 });
       // This build has the speculation setting, so both runs are there.
