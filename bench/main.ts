@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the Session against a bare-Temporal baseline on the same server in the same run,
- * plus recall, MCP refresh, dev-server pragma and fixed-latency model measurements. Prints a table with the issue-13
+ * plus recall, MCP refresh, dev-server pragma, fixed-latency model and streamed-reply measurements. Prints a table with the issue-13
  * targets and writes every figure to a JSON file (bench/results/latest.json by default).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ import { pragmas } from './pragma-scenario.js';
 import { profiled } from './profile.js';
 import { printReport, type BenchResults } from './report.js';
 import { startStack } from './stack.js';
+import { streaming } from './streaming-scenario.js';
 import { burst, historyCost, latency, longSession, throughput } from './workflow-scenarios.js';
 
 export const SCENARIOS = [
@@ -28,6 +29,7 @@ export const SCENARIOS = [
   'pragmas',
   'pathological',
   'model-latency',
+  'streaming',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -56,6 +58,16 @@ export interface BenchOptions {
   modelLatencySessions?: number;
   /** Continue inputs per Session of the mix, half before and half after its new phase (4 unless set). */
   modelLatencyContinues?: number;
+  /** Continue inputs timed per run of the streaming scenario (10 unless set). */
+  streamingTurns?: number;
+  /** About how long the agent's streamed reply is, in characters (600 unless set). */
+  streamingReplyChars?: number;
+  /** Characters per streamed chunk (8 unless set). */
+  streamingChunkChars?: number;
+  /** Pause between streamed chunks (20 ms unless set). */
+  streamingChunkDelayMs?: number;
+  /** Latency of each helper role's model call in the streaming scenario (0 unless set). */
+  streamingHelperMs?: number;
   profile?: string;
 }
 
@@ -155,6 +167,22 @@ export async function runBench(
       log,
     );
   }
+  if (selected.has('streaming')) {
+    const o = {
+      turns: options.streamingTurns ?? 10,
+      replyChars: options.streamingReplyChars ?? 600,
+      chunkChars: options.streamingChunkChars ?? 8,
+      chunkDelayMs: options.streamingChunkDelayMs ?? 20,
+      helperLatencyMs: options.streamingHelperMs ?? 0,
+    };
+    log(
+      `- streaming (${o.replyChars}-character replies in ${o.chunkChars}-character chunks ${o.chunkDelayMs} ms apart)`,
+    );
+    results.streaming = await streaming(
+      { ...o, ...(options.address ? { address: options.address } : {}), namespace: options.namespace },
+      log,
+    );
+  }
   results.finishedAt = new Date().toISOString();
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
@@ -164,6 +192,12 @@ export async function runBench(
 const int = (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`expected a positive whole number, got "${value}"`);
+  return n;
+};
+
+const wholeMs = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`expected a whole number of milliseconds, got "${value}"`);
   return n;
 };
 
@@ -197,6 +231,15 @@ async function main(): Promise<void> {
     .option('--model-latency-ms <n>', 'latency of every model call in the model-latency scenario (default 1000)', int)
     .option('--model-latency-sessions <n>', 'Sessions of the model-latency mix (default 3)', int)
     .option('--model-latency-continues <n>', 'continue inputs per Session of the model-latency mix (default 4)', int)
+    .option('--streaming-turns <n>', 'continue inputs timed per run of the streaming scenario (default 10)', int)
+    .option('--streaming-reply-chars <n>', 'about how long the streamed agent reply is (default 600)', int)
+    .option('--streaming-chunk-chars <n>', 'characters per streamed chunk (default 8)', int)
+    .option('--streaming-chunk-delay-ms <n>', 'pause between streamed chunks (default 20)', wholeMs)
+    .option(
+      '--streaming-helper-ms <n>',
+      'latency of each helper role call in the streaming scenario (default 0)',
+      wholeMs,
+    )
     .option('--profile <dir>', 'write a CPU profile of each workflow scenario here and print the top functions');
   program.parse();
   const o = program.opts<Record<string, string | number | boolean | undefined>>();
@@ -230,6 +273,11 @@ async function main(): Promise<void> {
     ...(o.modelLatencyMs ? { modelLatencyMs: Number(o.modelLatencyMs) } : {}),
     ...(o.modelLatencySessions ? { modelLatencySessions: Number(o.modelLatencySessions) } : {}),
     ...(o.modelLatencyContinues ? { modelLatencyContinues: Number(o.modelLatencyContinues) } : {}),
+    ...(o.streamingTurns ? { streamingTurns: Number(o.streamingTurns) } : {}),
+    ...(o.streamingReplyChars ? { streamingReplyChars: Number(o.streamingReplyChars) } : {}),
+    ...(o.streamingChunkChars ? { streamingChunkChars: Number(o.streamingChunkChars) } : {}),
+    ...(o.streamingChunkDelayMs !== undefined ? { streamingChunkDelayMs: Number(o.streamingChunkDelayMs) } : {}),
+    ...(o.streamingHelperMs !== undefined ? { streamingHelperMs: Number(o.streamingHelperMs) } : {}),
     ...(o.profile ? { profile: resolve(String(o.profile)) } : {}),
   };
   const results = await runBench(options);

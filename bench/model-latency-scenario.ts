@@ -106,10 +106,21 @@ export function honestRoles(): Record<Role, Handler> {
   };
 }
 
-/** Every role's reply, after `latencyMs`. */
-export function delayedRoles(server: ScriptedModelServer, latencyMs: number): void {
-  for (const [role, handler] of Object.entries(honestRoles()) as Array<[Role, Handler]>) {
-    server.on(MODEL[role], async (req): Promise<Reply> => ({ delayMs: latencyMs, then: await handler(req) }));
+/**
+ * Every role's reply (`roles`, honestRoles unless given), after `latencyMs`; a role whose latency is
+ * 0 answers at once (the streaming scenario paces the agent by its stream instead).
+ */
+export function delayedRoles(
+  server: ScriptedModelServer,
+  latencyMs: number | ((role: Role) => number),
+  roles: Record<Role, Handler> = honestRoles(),
+): void {
+  for (const [role, handler] of Object.entries(roles) as Array<[Role, Handler]>) {
+    const delayMs = typeof latencyMs === 'number' ? latencyMs : latencyMs(role);
+    server.on(MODEL[role], async (req): Promise<Reply> => {
+      const reply = await handler(req);
+      return delayMs > 0 ? { delayMs, then: reply } : reply;
+    });
   }
 }
 

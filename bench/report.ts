@@ -6,6 +6,7 @@ import Table from 'cli-table3';
 import { INPUT_KINDS, SPECULATION_SETTING, type ModelLatencyResult } from './model-latency-scenario.js';
 import type { PathologicalResult } from './pathological-scenario.js';
 import type { PragmaResult } from './pragma-scenario.js';
+import type { StreamingResult } from './streaming-scenario.js';
 import { MAX_TEXT_CHARS } from '../contract/messages.js';
 import { round } from './stats.js';
 import type { McpRefreshResult, RecallRow } from './recall-scenarios.js';
@@ -26,6 +27,7 @@ export interface BenchResults {
   pragmas?: PragmaResult;
   pathological?: PathologicalResult;
   modelLatency?: ModelLatencyResult;
+  streaming?: StreamingResult;
 }
 
 type Row = [measure: string, session: string, baseline: string, ratio: string, target: string, met: string];
@@ -338,6 +340,37 @@ export function modelLatencyReport(m: ModelLatencyResult): string {
   ].join('\n');
 }
 
+/** The streaming scenario's table: first delta against finished turn, with and without speculation. */
+export function streamingReport(s: StreamingResult): string {
+  const table = new Table({
+    style: { head: [], border: [] },
+    head: ['settings', 'first delta p50 / p95', 'turn.finished p50 / p95', 'ratio p50 / p95', 'deltas = reply'],
+    colAligns: ['left', 'right', 'right', 'right', 'right'],
+  });
+  const runs: Array<[string, StreamingResult['noSpeculation']]> = [
+    ['defaults (speculation on)', s.defaults],
+    [`${SPECULATION_SETTING}: false`, s.noSpeculation],
+  ];
+  for (const [name, run] of runs) {
+    if (!('turns' in run)) {
+      table.push([name, 'not available on this build', '', '', '']);
+      continue;
+    }
+    table.push([
+      name,
+      `${f(run.firstDeltaMs.p50)} / ${f(run.firstDeltaMs.p95, ' ms')}`,
+      `${f(run.finishedMs.p50)} / ${f(run.finishedMs.p95, ' ms')}`,
+      `${f(run.ratioP50)} / ${f(run.ratioP95)}`,
+      `${run.textMatched} of ${run.turns.length} turns${run.withDeltas < run.turns.length ? ` (${run.turns.length - run.withDeltas} without deltas)` : ''}`,
+    ]);
+  }
+  return [
+    `streaming: ${s.turns} continue inputs per run, replies of ~${s.replyChars} characters in ${s.chunkChars}-character chunks ${s.chunkDelayMs} ms apart (${s.streamMs} ms of pacing), helper calls ${s.helperLatencyMs} ms; load average ${s.loadavg.start} → ${s.loadavg.end}`,
+    'times from the input signal, as a SessionClient.events subscriber saw them',
+    table.toString(),
+  ].join('\n');
+}
+
 export function printReport(r: BenchResults): void {
   const table = new Table({
     style: { head: [], border: [] },
@@ -349,4 +382,5 @@ export function printReport(r: BenchResults): void {
   console.log(`node ${r.machine.node}, ${r.machine.cpus} CPUs, load average ${r.machine.loadavg.join(' ')} at start`);
   if (rows.length > 0) console.log(table.toString());
   if (r.modelLatency) console.log(modelLatencyReport(r.modelLatency));
+  if (r.streaming) console.log(streamingReport(r.streaming));
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCENARIOS, runBench } from '../bench/main.js';
 import type { BenchResults } from '../bench/report.js';
-import { modelLatencyReport, reportRows } from '../bench/report.js';
+import { modelLatencyReport, reportRows, streamingReport } from '../bench/report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,31 +21,35 @@ const kind = {
   sessionEventTypes: expect.any(Object) as object,
 };
 
+/** Every size at its smallest; each case picks its scenarios. */
+const tiny = {
+  namespace: 'default',
+  latencyInputs: 2,
+  eventInputs: 1,
+  sessions: 2,
+  inputsEach: 2,
+  burstInputs: 4,
+  longInputs: 12,
+  longBatch: 4,
+  recallSizes: [300],
+  mcpEntries: 300,
+  pragmaInputs: 1,
+  pathologicalRounds: 1,
+  modelLatencyMs: 50,
+  modelLatencySessions: 1,
+  modelLatencyContinues: 1,
+  streamingTurns: 2,
+  streamingReplyChars: 120,
+  streamingChunkChars: 8,
+  streamingChunkDelayMs: 5,
+  streamingHelperMs: 5,
+};
+
 describe('npm run bench', () => {
-  it('runs every scenario and writes each one’s figures', { timeout: 360_000 }, async () => {
+  it('runs every scenario but streaming and writes each one’s figures', { timeout: 360_000 }, async () => {
     const out = join(dir, 'results.json');
-    await runBench(
-      {
-        scenarios: [...SCENARIOS],
-        namespace: 'default',
-        out,
-        latencyInputs: 2,
-        eventInputs: 1,
-        sessions: 2,
-        inputsEach: 2,
-        burstInputs: 4,
-        longInputs: 12,
-        longBatch: 4,
-        recallSizes: [300],
-        mcpEntries: 300,
-        pragmaInputs: 1,
-        pathologicalRounds: 1,
-        modelLatencyMs: 50,
-        modelLatencySessions: 1,
-        modelLatencyContinues: 1,
-      },
-      () => {},
-    );
+    // The streaming scenario has its own case below.
+    await runBench({ ...tiny, scenarios: SCENARIOS.filter((s) => s !== 'streaming'), out }, () => {});
     const results = JSON.parse(readFileSync(out, 'utf8')) as BenchResults;
     expect(results.latency).toMatchObject({ p50Ms: pair, p95Ms: pair, ratioP50: expect.any(Number) as number });
     expect(results.events).toMatchObject({ continue: kind, 'new-phase': kind, 'out-of-scope': kind });
@@ -85,4 +89,32 @@ describe('npm run bench', () => {
     expect(modelLatencyReport(results.modelLatency!)).toContain('helper depth');
     expect(reportRows(results).length).toBeGreaterThan(15);
   });
+
+  it(
+    'streaming: the first delta comes before turn.finished, with and without speculation',
+    { timeout: 240_000 },
+    async () => {
+      const out = join(dir, 'streaming.json');
+      await runBench({ ...tiny, scenarios: ['streaming'], out }, () => {});
+      const s = (JSON.parse(readFileSync(out, 'utf8')) as BenchResults).streaming;
+      expect(s).toMatchObject({ turns: 2, replyChars: 120, chunkChars: 8, chunkDelayMs: 5, helperLatencyMs: 5 });
+      // This build has the speculation setting, so both runs are there.
+      for (const run of [s?.defaults, s?.noSpeculation]) {
+        expect(run).toMatchObject({
+          firstDeltaMs: { p50: expect.any(Number) as number, p95: expect.any(Number) as number },
+          finishedMs: { p50: expect.any(Number) as number, p95: expect.any(Number) as number },
+          ratioP50: expect.any(Number) as number,
+          textMatched: expect.any(Number) as number,
+        });
+        const turns = run && 'turns' in run ? run.turns : [];
+        expect(turns.map((t) => t.decision)).toEqual(['continue', 'continue']);
+        for (const t of turns) {
+          expect(t.deltas).toBeGreaterThan(0);
+          expect(t.replyChars).toBeGreaterThanOrEqual(120);
+          expect(t.firstDeltaMs).toBeLessThan(t.finishedMs);
+        }
+      }
+      expect(streamingReport(s!)).toContain('deltas = reply');
+    },
+  );
 });
