@@ -8,11 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCatalogDir } from '../capabilities/catalog-files.js';
-import { IndexedCatalog } from '../capabilities/catalog.js';
-import { McpCatalog } from '../capabilities/mcp-catalog.js';
-import { parseMcpConfig } from '../capabilities/mcp-config.js';
-import { withMcpToolsets } from '../capabilities/mcp-toolsets.js';
+import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import {
   approvalSignal,
   commandSignal,
@@ -39,7 +35,7 @@ import {
   type TestWorker,
 } from './support/harness.js';
 import { ScriptedModelServer, type RecordedRequest } from './support/model-server.js';
-import { fixtureMcpEntry } from './support/mcp-fixture.js';
+import { connectedCatalog, fixtureMcpEntry } from './support/mcp-fixture.js';
 import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
 
 const DOC_CONVERT = resolve('examples/doc-convert-mcp/server.ts');
@@ -59,29 +55,21 @@ const conversions = () =>
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'agent-loop-'));
   workspace = join(dir, 'workspace');
-  const { servers, problems } = parseMcpConfig(
-    {
-      mcpServers: {
-        fixture: fixtureMcpEntry(dir),
-        'doc-convert': {
-          command: process.execPath,
-          args: ['--import', 'tsx', DOC_CONVERT],
-          env: { DOC_CONVERT_WORKSPACE: workspace },
-          description: 'Convert Markdown files in the workspace to Word (.docx) and HTML.',
-          tags: ['convert', 'markdown', 'word', 'docx', 'html'],
-          timeoutMs: 60_000,
-        },
-      },
-    },
-    'mcp.json',
-  );
-  expect(problems).toEqual([]);
   mkdirSync(workspace, { recursive: true });
   writeFileSync(join(workspace, 'guide.md'), '# Guide\n\nInstall ComfyUI, then run `main.py`.\n');
-  const base = loadCatalogDir('catalog').entries;
-  const catalog = new IndexedCatalog(base);
-  mcp = new McpCatalog(servers, { onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries) });
-  expect((await mcp.start()).problems).toEqual([]);
+  const connected = await connectedCatalog({
+    fixture: fixtureMcpEntry(dir),
+    'doc-convert': {
+      command: process.execPath,
+      args: ['--import', 'tsx', DOC_CONVERT],
+      env: { DOC_CONVERT_WORKSPACE: workspace },
+      description: 'Convert Markdown files in the workspace to Word (.docx) and HTML.',
+      tags: ['convert', 'markdown', 'word', 'docx', 'html'],
+      timeoutMs: 60_000,
+    },
+  });
+  const catalog = connected.catalog;
+  mcp = connected.mcp;
   server = await ScriptedModelServer.start();
   script = scriptRoles(server);
   worker = await startWorker({ models: scriptedModels(server), catalog, mcp });

@@ -10,12 +10,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectedCatalog } from './support/mcp-fixture.js';
 import { AGENT_DECISION_NOTES } from '../models/agent-request.js';
-import { loadCatalogDir } from '../capabilities/catalog-files.js';
-import { IndexedCatalog } from '../capabilities/catalog.js';
-import { McpCatalog } from '../capabilities/mcp-catalog.js';
-import { parseMcpConfig } from '../capabilities/mcp-config.js';
-import { withMcpToolsets } from '../capabilities/mcp-toolsets.js';
+import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import { snapshotQuery } from '../contract/api.js';
 import { MODEL, decided, scriptedModels, send, startSession, startWorker, type TestWorker } from './support/harness.js';
 import { compactionRequestOf, honestAgent, honestCompaction } from './support/honest-agent.js';
@@ -36,26 +33,18 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'continuity-'));
   workspace = join(dir, 'workspace');
   mkdirSync(workspace, { recursive: true });
-  const { servers, problems } = parseMcpConfig(
-    {
-      mcpServers: {
-        'doc-convert': {
-          command: process.execPath,
-          args: ['--import', 'tsx', DOC_CONVERT],
-          env: { DOC_CONVERT_WORKSPACE: workspace },
-          description: 'Write Markdown files in the workspace and convert them to Word (.docx) and HTML.',
-          tags: ['convert', 'markdown', 'word', 'docx', 'write'],
-          timeoutMs: 60_000,
-        },
-      },
+  const connected = await connectedCatalog({
+    'doc-convert': {
+      command: process.execPath,
+      args: ['--import', 'tsx', DOC_CONVERT],
+      env: { DOC_CONVERT_WORKSPACE: workspace },
+      description: 'Write Markdown files in the workspace and convert them to Word (.docx) and HTML.',
+      tags: ['convert', 'markdown', 'word', 'docx', 'write'],
+      timeoutMs: 60_000,
     },
-    'mcp.json',
-  );
-  expect(problems).toEqual([]);
-  const base = loadCatalogDir('catalog').entries;
-  const catalog = new IndexedCatalog(base);
-  mcp = new McpCatalog(servers, { onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries) });
-  expect((await mcp.start()).problems).toEqual([]);
+  });
+  const catalog = connected.catalog;
+  mcp = connected.mcp;
   server = await ScriptedModelServer.start();
   script = scriptRoles(server);
   // The agent and the compaction role know only their requests.

@@ -11,16 +11,12 @@ import { join } from 'node:path';
 import { createParser } from 'eventsource-parser';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadCatalogDir } from '../capabilities/catalog-files.js';
-import { IndexedCatalog } from '../capabilities/catalog.js';
-import { McpCatalog } from '../capabilities/mcp-catalog.js';
-import { parseMcpConfig } from '../capabilities/mcp-config.js';
-import { withMcpToolsets } from '../capabilities/mcp-toolsets.js';
+import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import { SessionClient } from '../client/index.js';
 import type { SessionEvent } from '../contract/events.js';
 import { startGateway, type Gateway } from '../gateway/server.js';
 import { MODEL, scriptedModels, startWorker, uniqueId, waitFor, type TestWorker } from './support/harness.js';
-import { fixtureMcpEntry } from './support/mcp-fixture.js';
+import { connectedCatalog, fixtureMcpEntry } from './support/mcp-fixture.js';
 import { readJournal } from './support/mcp-fixture-server.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
@@ -41,14 +37,11 @@ let gateway: Gateway;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gateway-'));
   journal = join(dir, 'journal.log');
-  const { servers } = parseMcpConfig(
-    { mcpServers: { fixture: fixtureMcpEntry(dir, ['echo', 'add'], { MCP_FIXTURE_JOURNAL: journal }) } },
-    'mcp.json',
-  );
-  const base = loadCatalogDir('catalog').entries;
-  const catalog = new IndexedCatalog(base);
-  mcp = new McpCatalog(servers, { onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries) });
-  await mcp.start();
+  const connected = await connectedCatalog({
+    fixture: fixtureMcpEntry(dir, ['echo', 'add'], { MCP_FIXTURE_JOURNAL: journal }),
+  });
+  const catalog = connected.catalog;
+  mcp = connected.mcp;
   server = await ScriptedModelServer.start();
   script = scriptRoles(server);
   script.selection.set(GOAL, { skills: [], toolsets: ['mcp-fixture'] });

@@ -17,11 +17,8 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCatalogDir } from '../capabilities/catalog-files.js';
-import { IndexedCatalog } from '../capabilities/catalog.js';
-import { McpCatalog } from '../capabilities/mcp-catalog.js';
-import { parseMcpConfig } from '../capabilities/mcp-config.js';
-import { withMcpToolsets } from '../capabilities/mcp-toolsets.js';
+import type { IndexedCatalog } from '../capabilities/catalog.js';
+import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import {
   approvalSignal,
   approveUpdate,
@@ -49,7 +46,7 @@ import {
 } from './support/harness.js';
 import { LocalModels } from '../models/local-models.js';
 import { ScriptedModelServer, faults, type RecordedRequest, type Reply } from './support/model-server.js';
-import { fixtureMcpEntry } from './support/mcp-fixture.js';
+import { connectedCatalog, fixtureMcpEntry } from './support/mcp-fixture.js';
 import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
 
 import { SessionClient } from '../client/session-client.js';
@@ -146,21 +143,7 @@ async function sessionWith(goal: string, toolsets: string[], settings: Record<st
 describe.runIf(enabled)('record replay histories', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'record-histories-'));
-    const { servers, problems } = parseMcpConfig(
-      {
-        mcpServers: {
-          fixture: fixtureMcpEntry(dir),
-        },
-      },
-      'mcp.json',
-    );
-    expect(problems).toEqual([]);
-    const base = loadCatalogDir('catalog').entries;
-    catalog = new IndexedCatalog(base);
-    mcp = new McpCatalog(servers, {
-      onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries),
-    });
-    expect((await mcp.start()).problems).toEqual([]);
+    ({ catalog, mcp } = await connectedCatalog({ fixture: fixtureMcpEntry(dir) }));
     server = await ScriptedModelServer.start();
     script = scriptRoles(server);
     server.on(MODEL.agent, agent);

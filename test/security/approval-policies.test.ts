@@ -10,11 +10,7 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveCalls, toolOffers } from '../../activities/agent-step.js';
-import { loadCatalogDir } from '../../capabilities/catalog-files.js';
-import { IndexedCatalog } from '../../capabilities/catalog.js';
-import { McpCatalog } from '../../capabilities/mcp-catalog.js';
-import { parseMcpConfig } from '../../capabilities/mcp-config.js';
-import { withMcpToolsets } from '../../capabilities/mcp-toolsets.js';
+import type { McpCatalog } from '../../capabilities/mcp-catalog.js';
 import { MemoryStore } from '../../capabilities/memory-store.js';
 import { ToolArgumentValidator } from '../../capabilities/tool-arguments.js';
 import { ToolPolicy, ToolPolicyError, type PolicyCall } from '../../capabilities/tool-policy.js';
@@ -31,7 +27,7 @@ import {
   startWorker,
   type TestWorker,
 } from '../support/harness.js';
-import { fixtureMcpEntry } from '../support/mcp-fixture.js';
+import { connectedCatalog, fixtureMcpEntry } from '../support/mcp-fixture.js';
 import { readJournal } from '../support/mcp-fixture-server.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { scriptRoles, type RoleScript } from '../support/scripted-roles.js';
@@ -296,12 +292,9 @@ describe('a policy through a real worker', () => {
     const { approvalRequired: _none, ...entry } = fixtureMcpEntry(dir, ['read_file', 'fetch_url'], {
       MCP_FIXTURE_JOURNAL: journal,
     });
-    const { servers, problems } = parseMcpConfig({ mcpServers: { fixture: entry } }, 'mcp.json');
-    expect(problems).toEqual([]);
-    const base = loadCatalogDir('catalog').entries;
-    const catalog = new IndexedCatalog(base);
-    mcp = new McpCatalog(servers, { onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries) });
-    expect((await mcp.start()).problems).toEqual([]);
+    const connected = await connectedCatalog({ fixture: entry });
+    const catalog = connected.catalog;
+    mcp = connected.mcp;
     expect(catalog.toolset('mcp-fixture')?.tools.map((t) => [t.name, t.requiresApproval])).toEqual([
       ['read_file', false],
       ['fetch_url', false],

@@ -9,11 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadCatalogDir } from '../../capabilities/catalog-files.js';
-import { IndexedCatalog } from '../../capabilities/catalog.js';
-import { McpCatalog } from '../../capabilities/mcp-catalog.js';
-import { parseMcpConfig } from '../../capabilities/mcp-config.js';
-import { withMcpToolsets } from '../../capabilities/mcp-toolsets.js';
+import type { McpCatalog } from '../../capabilities/mcp-catalog.js';
 import { approvalSignal, resultUpdate, snapshotQuery } from '../../contract/api.js';
 import type { TurnResult } from '../../contract/queries.js';
 import type { SessionView } from '../../contract/queries.js';
@@ -27,7 +23,7 @@ import {
   waitFor,
   type TestWorker,
 } from '../support/harness.js';
-import { fixtureMcpEntry } from '../support/mcp-fixture.js';
+import { connectedCatalog, fixtureMcpEntry } from '../support/mcp-fixture.js';
 import { readJournal } from '../support/mcp-fixture-server.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { scriptRoles, type RoleScript } from '../support/scripted-roles.js';
@@ -42,15 +38,11 @@ let worker: TestWorker;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'approvals-'));
   journal = join(dir, 'journal.log');
-  const { servers, problems } = parseMcpConfig(
-    { mcpServers: { fixture: fixtureMcpEntry(dir, ['echo', 'add'], { MCP_FIXTURE_JOURNAL: journal }) } },
-    'mcp.json',
-  );
-  expect(problems).toEqual([]);
-  const base = loadCatalogDir('catalog').entries;
-  const catalog = new IndexedCatalog(base);
-  mcp = new McpCatalog(servers, { onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries) });
-  expect((await mcp.start()).problems).toEqual([]);
+  const connected = await connectedCatalog({
+    fixture: fixtureMcpEntry(dir, ['echo', 'add'], { MCP_FIXTURE_JOURNAL: journal }),
+  });
+  const catalog = connected.catalog;
+  mcp = connected.mcp;
   server = await ScriptedModelServer.start();
   script = scriptRoles(server);
   worker = await startWorker({ models: scriptedModels(server), catalog, mcp });

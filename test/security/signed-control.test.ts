@@ -11,11 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadCatalogDir } from '../../capabilities/catalog-files.js';
-import { IndexedCatalog } from '../../capabilities/catalog.js';
-import { McpCatalog } from '../../capabilities/mcp-catalog.js';
-import { parseMcpConfig } from '../../capabilities/mcp-config.js';
-import { withMcpToolsets } from '../../capabilities/mcp-toolsets.js';
+import type { McpCatalog } from '../../capabilities/mcp-catalog.js';
 import { MemoryStore } from '../../capabilities/memory-store.js';
 import { SessionClient } from '../../client/session-client.js';
 import {
@@ -40,7 +36,7 @@ import {
   waitFor,
   type TestWorker,
 } from '../support/harness.js';
-import { fixtureMcpEntry } from '../support/mcp-fixture.js';
+import { connectedCatalog, fixtureMcpEntry } from '../support/mcp-fixture.js';
 import { readJournal } from '../support/mcp-fixture-server.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { scriptRoles, type RoleScript } from '../support/scripted-roles.js';
@@ -61,14 +57,11 @@ let client: SessionClient;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'signed-control-'));
   journal = join(dir, 'journal.log');
-  const { servers } = parseMcpConfig(
-    { mcpServers: { fixture: fixtureMcpEntry(dir, ['echo', 'add'], { MCP_FIXTURE_JOURNAL: journal }) } },
-    'mcp.json',
-  );
-  const base = loadCatalogDir('catalog').entries;
-  const catalog = new IndexedCatalog(base);
-  mcp = new McpCatalog(servers, { onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries) });
-  expect((await mcp.start()).problems).toEqual([]);
+  const connected = await connectedCatalog({
+    fixture: fixtureMcpEntry(dir, ['echo', 'add'], { MCP_FIXTURE_JOURNAL: journal }),
+  });
+  const catalog = connected.catalog;
+  mcp = connected.mcp;
   memories = MemoryStore.open(join(dir, 'memory.db'));
   server = await ScriptedModelServer.start();
   script = scriptRoles(server);

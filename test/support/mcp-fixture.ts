@@ -10,6 +10,11 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FixtureTool } from './mcp-fixture-server.js';
+import { loadCatalogDir } from '../../capabilities/catalog-files.js';
+import { IndexedCatalog } from '../../capabilities/catalog.js';
+import { McpCatalog } from '../../capabilities/mcp-catalog.js';
+import { parseMcpConfig } from '../../capabilities/mcp-config.js';
+import { withMcpToolsets } from '../../capabilities/mcp-toolsets.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURE = join(ROOT, 'test', 'support', 'mcp-fixture-server.ts');
@@ -94,4 +99,27 @@ export async function spawnHttpFixture(tools: FixtureTool[]): Promise<ChildHttpF
     child.kill();
     throw err;
   }
+}
+
+/**
+ * The demo catalog with these MCP servers connected (the `mcpServers` object of an MCP config): the
+ * catalog follows their tool lists as they change, as the worker's does. Throws when the config or a
+ * server has a problem, so no test runs against a partial catalog. Close `mcp` after the test.
+ */
+export async function connectedCatalog(
+  mcpServers: Record<string, unknown>,
+): Promise<{ catalog: IndexedCatalog; mcp: McpCatalog }> {
+  const { servers, problems } = parseMcpConfig({ mcpServers }, 'mcp.json');
+  if (problems.length > 0) throw new Error(`MCP config problems: ${JSON.stringify(problems)}`);
+  const base = loadCatalogDir('catalog').entries;
+  const catalog = new IndexedCatalog(base);
+  const mcp = new McpCatalog(servers, {
+    onChange: (toolsets) => catalog.replace(withMcpToolsets(base, toolsets).entries),
+  });
+  const started = await mcp.start();
+  if (started.problems.length > 0) {
+    await mcp.close();
+    throw new Error(`MCP servers did not start: ${JSON.stringify(started.problems)}`);
+  }
+  return { catalog, mcp };
 }
