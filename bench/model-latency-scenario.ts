@@ -143,6 +143,9 @@ export interface InputSample {
   cachedTokens: number;
   events: number;
   actions: number;
+  /** Speculative agent steps this input discarded, and how many of them were cancelled before their usage came. */
+  discarded: number;
+  unknownUsage: number;
 }
 
 export interface KindFigures {
@@ -164,6 +167,9 @@ export interface MixRun {
   settings: Record<string, unknown>;
   byKind: Record<InputKind, KindFigures>;
   tokens: number;
+  /** Discarded speculative steps over the mix; `unknownUsage` of them were cancelled before they answered. */
+  discarded: number;
+  unknownUsage: number;
   samples: InputSample[];
 }
 
@@ -262,11 +268,21 @@ async function runMix(
         cachedTokens: record.usage?.total.cachedTokens ?? 0,
         events: added.length,
         actions: billableActions(added),
+        discarded: record.usage?.speculative?.discarded ?? 0,
+        unknownUsage: record.usage?.speculative?.unknown ?? 0,
       });
     }
     await close(d);
   }
-  return { settings, byKind: summarize(samples), tokens: samples.reduce((n, s) => n + s.tokens, 0), samples };
+  const total = (pick: (s: InputSample) => number) => samples.reduce((n, s) => n + pick(s), 0);
+  return {
+    settings,
+    byKind: summarize(samples),
+    tokens: total((s) => s.tokens),
+    discarded: total((s) => s.discarded),
+    unknownUsage: total((s) => s.unknownUsage),
+    samples,
+  };
 }
 
 /** Why this build refuses `settings` in a start argument, or null when it accepts them. */

@@ -328,7 +328,8 @@ export function modelLatencyReport(m: ModelLatencyResult): string {
     ]);
   }
   const overhead = off
-    ? `speculative token overhead: ${f(m.speculativeOverheadPct ?? undefined, ' %')} of ${m.defaults.tokens} tokens (without speculation ${off.tokens})`
+    ? `speculative token overhead: ${f(m.speculativeOverheadPct ?? undefined, ' %')} of ${m.defaults.tokens} tokens (without speculation ${off.tokens}); ` +
+      `${m.defaults.discarded} discarded step(s), ${m.defaults.unknownUsage} cancelled before answering (usage unknown, not in the tokens; a provider may still bill their prompt)`
     : 'speculation setting not available on this build';
   return [
     `model latency: ${m.latencyMs} ms per model call, ${m.sessions} Session(s) of initialize, ${m.continuesPerSession} continue and 1 new-phase input; load average ${m.loadavg.start} → ${m.loadavg.end}`,

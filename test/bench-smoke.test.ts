@@ -86,6 +86,9 @@ describe('npm run bench', () => {
     }
     // The build has the speculation setting, so the mix ran a second time without it.
     expect(results.modelLatency?.noSpeculation).toSatisfy((run: object) => 'byKind' in run);
+    // The new phase follows a continue, so its input sent the agent's first step ahead and discarded it.
+    expect(mix?.discarded).toBe(1);
+    expect(mix?.unknownUsage).toBeLessThanOrEqual(1);
     expect(modelLatencyReport(results.modelLatency!)).toContain('helper depth');
     expect(reportRows(results).length).toBeGreaterThan(15);
   });
