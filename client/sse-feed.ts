@@ -33,6 +33,12 @@ export class GatewayEventFeed implements EventFeed {
           if (!response.ok || !response.body) throw new Error(`gateway answered ${response.status}`);
           const parser = createParser({
             onEvent(message) {
+              // Where a stream opened at "now" starts: the follower reads the log up to it if it is behind.
+              if (message.event === 'head') {
+                const { id } = JSON.parse(message.data) as { id: string };
+                listener({ hint: true, id });
+                return;
+              }
               if (message.event) return; // `gap` and `error`: the follower's own log reads cover them
               const event = JSON.parse(message.data) as SessionEvent;
               if (message.id) last = message.id;

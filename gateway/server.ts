@@ -182,7 +182,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     {
       schema: {
         summary: "A Session's events as Server-Sent Events; resumes after Last-Event-ID (or ?after=)",
-        description: `Each message's data is one event (${json(SessionEvent).title ?? 'SessionEvent'}). Durable events carry their id; agent.delta events carry none and are best effort. An \`event: gap\` message says the bounded log dropped events you never saw. The page of the log is also at GET /sessions/{id}/events.json.`,
+        description: `Each message's data is one event (${json(SessionEvent).title ?? 'SessionEvent'}). Durable events carry their id; agent.delta events carry none and are best effort. An \`event: gap\` message says the bounded log dropped events you never saw. With \`?after=now\` the stream opens with an \`event: head\` message whose data is \`{"id"}\` of the newest event it skips. The page of the log is also at GET /sessions/{id}/events.json.`,
       },
     },
     (request, reply) => streamEvents(request, reply, options, log),
@@ -262,6 +262,9 @@ async function streamEvents(
   const stop = new AbortController();
   request.raw.on('close', () => stop.abort());
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), options.heartbeatMs ?? 15_000);
+  // `after=now` skips what is already in the log: say where "now" is, so a follower that read the log
+  // before this stream opened (or before the Session existed) knows to read the rest of it.
+  if (asked === 'now' && after) res.write(`event: head\ndata: ${JSON.stringify({ id: after })}\n\n`);
   try {
     const events = options.client.events(request.params.id, {
       ...(after ? { after } : {}),

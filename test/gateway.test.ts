@@ -270,6 +270,42 @@ describe('gateway', () => {
     expect(out.indexOf(reply)).toBeLessThan(out.search(/decision #2/));
   });
 
+  it('harness send --wait on a Session that does not exist yet ends with its first decision', async () => {
+    // The stream is opened before the Session exists: the gateway answers 404 until the submit
+    // starts it, and the reconnected stream begins at "now", after events the follower never read.
+    const sessionId = uniqueId('gw-send-new');
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        'bin/harness.js',
+        '--address',
+        inject('temporalAddress'),
+        '--task-queue',
+        worker.taskQueue,
+        'send',
+        sessionId,
+        GOAL,
+        '--wait',
+        '--timeout',
+        '45s',
+      ],
+      {
+        env: { ...env, HARNESS_GATEWAY_URL: gateway.url, HARNESS_GATEWAY_TOKEN: TOKEN },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(code, `send printed: ${out} ${err}`).toBe(0);
+    expect(out).toMatch(/decision #1: initialize/);
+  });
+
   it('harness watch prints the events live from the gateway until the Session closes', async () => {
     const sessionId = uniqueId('gw-watch');
     await post(`/sessions/${sessionId}/messages`, { text: GOAL });
