@@ -76,8 +76,19 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   const idleOn = patched('idle-timeout');
   // Runs recorded before worker policies took their settings as the start gave them.
   const policyOn = patched('worker-policy');
+  // Runs recorded before it decided a `submit` at once, even behind a control item still waiting for
+  // the worker policy (a close sent before it then did not refuse it). Asked before the handlers,
+  // which may run for buffered messages as soon as they are set.
+  const submitAfterControl = patched('submit-after-control');
   // Workflow time of the last accepted input or control signal, or of the last finished input.
   let lastActivity = Date.now();
+  // The worker's policy, once this run has asked for it (null before, and always on old histories).
+  let policy: WorkerPolicy | null = null;
+  // Under a worker policy, control items wait for it (and for their signature's check) one at a
+  // time, in arrival order: the chain keeps ordering while a verification is in flight.
+  let controlTail: Promise<unknown> = Promise.resolve();
+  // Control items waiting in that chain.
+  let pendingControl = 0;
 
   // All handlers are registered before the first await, so no early signal or update is dropped.
   setHandler(
@@ -88,15 +99,24 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     },
     { description: DESCRIPTIONS.message },
   );
+  const submitNow = (raw: unknown) => {
+    const result = intake(state, raw, 'update', Date.now());
+    if (result.kind === 'accepted') lastActivity = Date.now();
+    stage.show();
+    if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, FAILURE.InvalidMessage);
+    return { seq: result.seq, duplicate: result.kind === 'duplicate' };
+  };
   setHandler(
     submitUpdate,
-    (raw) => {
-      const result = intake(state, raw, 'update', Date.now());
-      if (result.kind === 'accepted') lastActivity = Date.now();
-      stage.show();
-      if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, FAILURE.InvalidMessage);
-      return { seq: result.seq, duplicate: result.kind === 'duplicate' };
-    },
+    // A control item that came first and still waits (for the worker policy in a run's first task,
+    // or a signature check) is applied first: a close refuses the submit that follows it.
+    (raw) =>
+      submitAfterControl && pendingControl > 0
+        ? controlTail.then(
+            () => submitNow(raw),
+            () => submitNow(raw),
+          )
+        : submitNow(raw),
     {
       description: DESCRIPTIONS.submit,
       validator: (raw) => {
@@ -128,13 +148,6 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     if (patched('control-search-attributes')) stage.publish();
     return why;
   };
-  // The worker's policy, once this run has asked for it (null before, and always on old histories).
-  let policy: WorkerPolicy | null = null;
-  // Under a worker policy, control items wait for it (and for their signature's check) one at a
-  // time, in arrival order: the chain keeps ordering while a verification is in flight.
-  let controlTail: Promise<unknown> = Promise.resolve();
-  // Control items waiting in that chain.
-  let pendingControl = 0;
   const verifiedThenApplied = async (kind: ControlKind, raw: unknown, edit = false): Promise<string | null> => {
     // Only an edit reaches here in a run that predates worker policies (it then has none to wait for).
     const known = policyOn ? await policyKnown() : DEFAULT_WORKER_POLICY;

@@ -187,6 +187,22 @@ describe('under signed control', () => {
     );
   });
 
+  it('a close still being checked refuses the submit sent after it', async () => {
+    const handle = await startSession(signed);
+    const sessionId = idOf(handle);
+    await client.submit(sessionId, { text: 'Collect the supplier invoices' });
+    // Sent together, the submit arrives while the close waits for its signature check (a local activity).
+    const [, refused] = await Promise.all([
+      client.command(sessionId, { commandId: 'close-1', name: 'close' }),
+      client.submit(sessionId, { text: 'one more thing' }).then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    ]);
+    expect(String(refused)).toMatch(/closed/);
+    expect(await handle.result()).toMatchObject({ status: 'closed', lastSeq: 1 });
+  });
+
   it("a spoofed user id without a valid signature is dropped: no recall of that user's memories", async () => {
     memories.add({ text: 'Alice keeps the release checklist in the ops vault', scope: { userId: 'alice' } });
     const phaseGoalOf = (r: Parameters<typeof userJson>[0]) =>
