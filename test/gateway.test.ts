@@ -125,6 +125,36 @@ async function readStream(
 
 const turnFinished = (events: SessionEvent[]) => events.some((e) => e.kind === 'turn.finished');
 
+/**
+ * The `harness` CLI as a subprocess against this file's server, worker and gateway (and nothing of the
+ * caller's TEMPORAL_* / HARNESS_* environment); `onStdout` sees each chunk and what was printed so far.
+ */
+function harnessCli(args: string[], onStdout?: (chunk: string, soFar: string) => void) {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
+  );
+  const child = spawn(
+    process.execPath,
+    ['bin/harness.js', '--address', inject('temporalAddress'), '--task-queue', worker.taskQueue, ...args],
+    {
+      env: { ...env, HARNESS_GATEWAY_URL: gateway.url, HARNESS_GATEWAY_TOKEN: TOKEN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const run = {
+    child,
+    out: '',
+    err: '',
+    exited: new Promise<number | null>((resolve) => child.once('close', resolve)),
+  };
+  child.stdout.on('data', (chunk: Buffer) => {
+    run.out += chunk.toString();
+    onStdout?.(chunk.toString(), run.out);
+  });
+  child.stderr.on('data', (chunk: Buffer) => (run.err += chunk.toString()));
+  return run;
+}
+
 describe('gateway', () => {
   it('refuses requests without the bearer token and serves the OpenAPI document without one', async () => {
     expect((await fetch(`${gateway.url}/approvals`)).status).toBe(401);
@@ -220,45 +250,19 @@ describe('gateway', () => {
     script.relevance.set('tell me live', [0.9, 0.9]);
     server.enqueue(MODEL.agent, { content: reply });
     server.streamWith({ chunkChars: 4, delayMs: 150 });
-    const env = Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
-    );
-    const child = spawn(
-      process.execPath,
-      [
-        'bin/harness.js',
-        '--address',
-        inject('temporalAddress'),
-        '--task-queue',
-        worker.taskQueue,
-        'send',
-        sessionId,
-        'tell me live',
-        '--wait',
-      ],
-      {
-        env: { ...env, HARNESS_GATEWAY_URL: gateway.url, HARNESS_GATEWAY_TOKEN: TOKEN },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    let err = '';
     // What was printed when the first piece of the text appeared.
     let atFirstPiece: string | undefined;
-    child.stdout.on('data', (chunk: Buffer) => {
-      const text = chunk.toString();
-      out += text;
-      if (atFirstPiece === undefined && text.trim() !== '' && reply.includes(text)) atFirstPiece = out;
+    const run = harnessCli(['send', sessionId, 'tell me live', '--wait'], (text, soFar) => {
+      if (atFirstPiece === undefined && text.trim() !== '' && reply.includes(text)) atFirstPiece = soFar;
     });
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
-    const timer = setTimeout(() => child.kill(), 60_000);
+    const timer = setTimeout(() => run.child.kill(), 60_000);
     try {
-      expect(await exited).toBe(0);
+      expect(await run.exited).toBe(0);
     } finally {
       clearTimeout(timer);
       server.streamWith({ chunkChars: 8, delayMs: 0 });
     }
+    const { out, err } = run;
     // The text came piece by piece: when its first piece was out, the rest and the decision were not.
     expect(atFirstPiece, `send printed: ${out} ${err}`).toBeDefined();
     expect(atFirstPiece).not.toContain(reply);
@@ -274,80 +278,40 @@ describe('gateway', () => {
     // The stream is opened before the Session exists: the gateway answers 404 until the submit
     // starts it, and the reconnected stream begins at "now", after events the follower never read.
     const sessionId = uniqueId('gw-send-new');
-    const env = Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
-    );
-    const child = spawn(
-      process.execPath,
-      [
-        'bin/harness.js',
-        '--address',
-        inject('temporalAddress'),
-        '--task-queue',
-        worker.taskQueue,
-        'send',
-        sessionId,
-        GOAL,
-        '--wait',
-        '--timeout',
-        '45s',
-      ],
-      {
-        env: { ...env, HARNESS_GATEWAY_URL: gateway.url, HARNESS_GATEWAY_TOKEN: TOKEN },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-    expect(code, `send printed: ${out} ${err}`).toBe(0);
-    expect(out).toMatch(/decision #1: initialize/);
+    const run = harnessCli(['send', sessionId, GOAL, '--wait', '--timeout', '45s']);
+    const code = await run.exited;
+    expect(code, `send printed: ${run.out} ${run.err}`).toBe(0);
+    expect(run.out).toMatch(/decision #1: initialize/);
   });
 
   it('harness watch prints the events live from the gateway until the Session closes', async () => {
     const sessionId = uniqueId('gw-watch');
     await post(`/sessions/${sessionId}/messages`, { text: GOAL });
     await client.waitForDecision(sessionId, 1);
-    const env = Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
-    );
-    const child = spawn(
-      process.execPath,
-      ['bin/harness.js', '--address', inject('temporalAddress'), '--task-queue', worker.taskQueue, 'watch', sessionId],
-      {
-        env: { ...env, HARNESS_GATEWAY_URL: gateway.url, HARNESS_GATEWAY_TOKEN: TOKEN },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    const run = harnessCli(['watch', sessionId]);
+    const { child, exited } = run;
     // Watch starts at the newest event: once it says so, make something happen.
     await waitFor(
-      () => Promise.resolve(out),
+      () => Promise.resolve(run.out),
       (text) => text.includes(`watching ${sessionId} after event 1.`),
     );
     script.relevance.set('say hello', [0.9, 0.9]);
     server.enqueue(MODEL.agent, { content: 'Hello there.' });
     await post(`/sessions/${sessionId}/messages`, { text: 'say hello' });
     await waitFor(
-      () => Promise.resolve(out),
+      () => Promise.resolve(run.out),
       (text) => text.includes('turn.finished'),
     ).catch((e: unknown) => {
       child.kill();
-      throw new Error(`${String(e)}; watch printed: ${out} ${err}`);
+      throw new Error(`${String(e)}; watch printed: ${run.out} ${run.err}`);
     });
     await client.command(sessionId, { name: 'close' });
     expect(await exited).toBe(0);
-    expect(err).toBe('');
-    expect(out).toMatch(/^2\.0 +input\.bound: say hello$/m);
-    expect(out).toMatch(/turn\.finished: replied: Hello there\.$/m);
-    expect(out).toMatch(/session\.closed: close/);
-    expect(out).not.toMatch(/^1\.\d+ /m); // only what happened after it started
+    expect(run.err).toBe('');
+    expect(run.out).toMatch(/^2\.0 +input\.bound: say hello$/m);
+    expect(run.out).toMatch(/turn\.finished: replied: Hello there\.$/m);
+    expect(run.out).toMatch(/session\.closed: close/);
+    expect(run.out).not.toMatch(/^1\.\d+ /m); // only what happened after it started
   });
 
   it('the approve endpoint refuses an invalid edit with 400 and its reason, and a rejection that carries arguments', async () => {
