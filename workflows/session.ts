@@ -106,25 +106,30 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, FAILURE.InvalidMessage);
     return { seq: result.seq, duplicate: result.kind === 'duplicate' };
   };
-  setHandler(
-    submitUpdate,
-    // A control item that came first and still waits (for the worker policy in a run's first task,
-    // or a signature check) is applied first: a close refuses the submit that follows it.
-    (raw) =>
-      submitAfterControl && pendingControl > 0
-        ? controlTail.then(
-            () => submitNow(raw),
-            () => submitNow(raw),
-          )
-        : submitNow(raw),
-    {
-      description: DESCRIPTIONS.submit,
-      validator: (raw) => {
-        const reason = refusal(state, raw);
-        if (reason !== null) throw ApplicationFailure.nonRetryable(reason, FAILURE.InvalidMessage);
+  const registerSubmit = () =>
+    setHandler(
+      submitUpdate,
+      // A control item that came first and still waits (for the worker policy in a run's first task,
+      // or a signature check) is applied first: a close refuses the submit that follows it.
+      (raw) =>
+        submitAfterControl && pendingControl > 0
+          ? controlTail.then(
+              () => submitNow(raw),
+              () => submitNow(raw),
+            )
+          : submitNow(raw),
+      {
+        description: DESCRIPTIONS.submit,
+        validator: (raw) => {
+          const reason = refusal(state, raw);
+          if (reason !== null) throw ApplicationFailure.nonRetryable(reason, FAILURE.InvalidMessage);
+        },
       },
-    },
-  );
+    );
+  // A run's first task hands buffered signals and updates to their handlers as each is set, so a
+  // submit whose handler is set before the control handlers would be decided before a close sent
+  // ahead of it. Runs recorded before `submit-after-control` set it here.
+  if (!submitAfterControl) registerSubmit();
   // The activity call the `interrupt` command cancels: the running model step or tool call.
   let running: CancellationScope | null = null;
   const cancellable = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -226,6 +231,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       { description: DESCRIPTIONS[kind] },
     );
   }
+  if (submitAfterControl) registerSubmit();
   // The approval as an update: the same path as the signal, and the approver learns at once whether
   // it applied, or why not (a refused edit, a bad signature, no such waiting call).
   const approve = control('approval');
