@@ -6,18 +6,18 @@
  */
 import { isCancellation, patched } from '@temporalio/workflow';
 import type { AlignedTask } from '../contract/activity-contract.js';
-import { applySelection, completeSelection, emptyCandidates } from './capability-diff.js';
+import { applySelection, completeSelection, emptyCandidates } from './environment/capability-diff.js';
 import { type Candidates } from '../contract/activity-contract.js';
-import { compactBeside, compactPhase, openPhase } from './phases.js';
-import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
-import { startAgentTurn, type TurnExit } from './agent-loop.js';
-import { finishRecord, newRecord } from './decision-records.js';
-import { emit } from './events.js';
+import { compactBeside, compactPhase, openPhase } from './environment/phases.js';
+import { decide, preparesEnvironment, type DecisionOutcome } from './understanding/decide.js';
+import { startAgentTurn, type TurnExit } from './agent/agent-loop.js';
+import { finishRecord, newRecord } from './ledger/decision-records.js';
+import { emit } from './ledger/events.js';
 import { BUDGET } from '../contract/budget.js';
-import { relevanceRequest } from './lookahead.js';
-import { routeOutOfScope } from './routing.js';
-import type { SessionContext } from './session-context.js';
-import { describeFailure, recordStage, runStage, skipStage } from './stage-runner.js';
+import { relevanceRequest } from './understanding/lookahead.js';
+import { routeOutOfScope } from './children/routing.js';
+import type { SessionContext } from './stages/session-context.js';
+import { describeFailure, recordStage, runStage, skipStage } from './stages/stage-runner.js';
 import { LIMITS, STAGE, keepLast, type BoundInput, type DecisionRecord, type Goal } from '../contract/state.js';
 import { clipBytes } from '../contract/text.js';
 

@@ -32,34 +32,34 @@ import {
   type SessionInput,
   type SessionResult,
 } from '../contract/api.js';
-import { askWorkerPolicy, makeActivities } from './activity-proxies.js';
-import { makeMeter } from './accounting.js';
-import { applyCaps } from './setting-caps.js';
-import { capCarriedState } from './carried.js';
+import { askWorkerPolicy, makeActivities } from './stages/activity-proxies.js';
+import { makeMeter } from './ledger/accounting.js';
+import { applyCaps } from './run/setting-caps.js';
+import { capCarriedState } from './run/carried.js';
 import { CONTROL_KINDS, CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../contract/control-signals.js';
 import { messageSigningPayload, unsigned } from '../contract/control-signature.js';
 import { DEFAULT_WORKER_POLICY, type WorkerPolicy } from '../contract/worker-policy.js';
-import { refusalOfSigned, refuseControl } from './signed-control.js';
-import { applyControl } from './commands.js';
+import { refusalOfSigned, refuseControl } from './control/signed-control.js';
+import { applyControl } from './control/commands.js';
 import { workflowIdFor } from '../contract/ids.js';
-import { bindNext, intake, recordRejection, refusal } from './intake.js';
-import { initialState, restoreState } from './state.js';
-import { canIdleClose, closeIdle, idleTimeoutOf } from './lifecycle.js';
-import { makeLookahead } from './lookahead.js';
-import { makeSpeculation } from './speculation.js';
+import { bindNext, intake, recordRejection, refusal } from './ledger/intake.js';
+import { initialState, restoreState } from './run/state.js';
+import { canIdleClose, closeIdle, idleTimeoutOf } from './run/lifecycle.js';
+import { makeLookahead } from './understanding/lookahead.js';
+import { makeSpeculation } from './agent/speculation.js';
 import { ApprovalInput, SessionStart } from '../contract/messages.js';
-import type { SessionContext } from './session-context.js';
+import type { SessionContext } from './stages/session-context.js';
 import { STAGE, type BoundInput, type SessionStage, type SessionState, type StageRecord } from '../contract/state.js';
-import { emit, eventsPage } from './events.js';
+import { emit, eventsPage } from './ledger/events.js';
 import { describeIssues } from '../contract/text.js';
-import { runAgentTurn } from './agent-loop.js';
-import { applyToTurn, awaitResult } from './approvals.js';
-import { carriesArguments, editRefusal } from './approval-edits.js';
+import { runAgentTurn } from './agent/agent-loop.js';
+import { applyToTurn, awaitResult } from './control/approvals.js';
+import { carriesArguments, editRefusal } from './control/approval-edits.js';
 import { ResultRequest } from '../contract/queries.js';
 import { processInput } from './process-input.js';
-import { answerParent, applySubSessionReply, replyRefusal } from './sub-sessions.js';
-import { buildView } from './view.js';
-import { makeStagePublisher } from './visibility.js';
+import { answerParent, applySubSessionReply, replyRefusal } from './children/sub-sessions.js';
+import { buildView } from './view/view.js';
+import { makeStagePublisher } from './view/visibility.js';
 
 /** Workflow type `session`. */
 export async function session(input: SessionInput): Promise<SessionResult> {
