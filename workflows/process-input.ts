@@ -10,7 +10,8 @@ import { applySelection, completeSelection, emptyCandidates } from './environmen
 import { type Candidates } from '../contract/activity-contract.js';
 import { compactBeside, compactPhase, openPhase } from './environment/phases.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './understanding/decide.js';
-import { startAgentTurn, type TurnExit } from './agent/agent-loop.js';
+import { runAgentTurn, type TurnExit } from './agent/agent-loop.js';
+import { answerParent } from './children/sub-sessions.js';
 import { finishRecord, newRecord } from './ledger/decision-records.js';
 import { emit } from './ledger/events.js';
 import { BUDGET } from '../contract/budget.js';
@@ -22,10 +23,20 @@ import { LIMITS, STAGE, keepLast, type BoundInput, type DecisionRecord, type Goa
 import { clipBytes } from '../contract/text.js';
 
 /**
- * Processes one bound input: the task-control loop, then the agent turn. The decision record is
- * appended when the turn ends; a turn parked to continue as new finishes in the next run.
+ * Takes one input to its end: a newly bound input through the task-control loop and its agent turn,
+ * or (with `input` null) the turn carried over in `state.turn` from the previous run, resumed through
+ * the same agent loop. The decision record is appended when the turn ends; a turn parked to continue
+ * as new finishes in the next run. Once it has ended, a sub-session answers its parent.
  */
-export async function processInput(ctx: SessionContext, input: BoundInput): Promise<TurnExit> {
+export async function processInput(ctx: SessionContext, input: BoundInput | null): Promise<TurnExit> {
+  const seq = input?.seq ?? ctx.state.turn?.seq;
+  const exit = input ? await throughTheLoop(ctx, input) : await runAgentTurn(ctx);
+  if (exit !== 'parked' && seq !== undefined) await answerParent(ctx, seq);
+  return exit;
+}
+
+/** The task-control loop for a bound input, then its agent turn. */
+async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<TurnExit> {
   const { state } = ctx;
   const record = newRecord(input);
   ctx.meter.open(record);
@@ -113,14 +124,9 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
     steps: 0,
     toolCalls: [],
   };
-  return startAgentTurn(ctx, input, {
-    seq: input.seq,
-    record,
-    from: input.from,
-    steps: 0,
-    step: null,
-    failing: null,
-    interrupted: false,
+  return runAgentTurn(ctx, {
+    input,
+    turn: { seq: input.seq, record, from: input.from, steps: 0, step: null, failing: null, interrupted: false },
   });
 }
 

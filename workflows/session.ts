@@ -52,12 +52,11 @@ import type { SessionContext } from './stages/session-context.js';
 import { STAGE, type BoundInput, type SessionStage, type SessionState, type StageRecord } from '../contract/state.js';
 import { emit, eventsPage } from './ledger/events.js';
 import { describeIssues } from '../contract/text.js';
-import { runAgentTurn } from './agent/agent-loop.js';
 import { applyToTurn, awaitResult } from './control/approvals.js';
 import { carriesArguments, editRefusal } from './control/approval-edits.js';
 import { ResultRequest } from '../contract/queries.js';
 import { processInput } from './process-input.js';
-import { answerParent, applySubSessionReply, replyRefusal } from './children/sub-sessions.js';
+import { applySubSessionReply, replyRefusal } from './children/sub-sessions.js';
 import { buildView } from './view/view.js';
 import { makeStagePublisher } from './view/visibility.js';
 
@@ -372,10 +371,8 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       await continueAsNew<typeof session>({ ...startOf(state), carried: state });
     }
     if (state.turn !== null) {
-      // A turn carried over from the previous run (it was waiting when this run began).
-      const seq = state.turn.seq;
-      parked = (await runAgentTurn(ctx)) === 'parked';
-      if (!parked) await answerParent(ctx, seq);
+      // A turn carried over from the previous run (it was waiting when this run began) resumes.
+      parked = (await processInput(ctx, null)) === 'parked';
       lastActivity = Date.now();
       stage.rest();
       continue;
@@ -389,7 +386,6 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     inputsThisRun++;
     stage.publish(STAGE.understand);
     parked = (await processInput(ctx, next)) === 'parked';
-    if (!parked) await answerParent(ctx, next.seq);
     lastActivity = Date.now();
     if (parked) continue;
     stage.rest();

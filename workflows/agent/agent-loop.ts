@@ -15,19 +15,9 @@ import { recordApprovalRequested } from '../ledger/metrics.js';
 import { contextWindow } from './context-window.js';
 import type { SessionContext } from '../stages/session-context.js';
 import { describeFailure } from '../stages/stage-runner.js';
-import {
-  LIMITS,
-  STAGE,
-  keepLast,
-  type ActiveTurn,
-  type BoundInput,
-  type ChildSession,
-  type DecisionRecord,
-  type SessionState,
-  type TurnOutcome,
-} from '../../contract/state.js';
-import type { TranscriptItem } from '../../contract/transcript.js';
-import { awaitReply } from '../children/sub-sessions.js';
+import { LIMITS, STAGE, type ActiveTurn, type BoundInput, type TurnOutcome } from '../../contract/state.js';
+import { createSubSession } from '../children/sub-sessions.js';
+import { requestOf, userItem } from './step-request.js';
 import {
   approvalIdOf,
   argumentsHashOf,
@@ -44,28 +34,20 @@ import type { PendingCall } from '../../contract/state.js';
 /** How a turn left off: finished (its record is in `decisions`), or parked to continue as new. */
 export type TurnExit = 'finished' | 'parked';
 
-/** Starts the agent turn for a bound input whose decision record is in `turn.record`. */
-export async function startAgentTurn(ctx: SessionContext, input: BoundInput, turn: ActiveTurn): Promise<TurnExit> {
+/**
+ * The one way into the agent loop. With `begin`, starts the turn of a bound input whose decision
+ * record is in `begin.turn.record`; without it, resumes the turn in `state.turn` (one carried over
+ * from the previous run). Runs it until it ends or must wait across continue-as-new.
+ */
+export async function runAgentTurn(
+  ctx: SessionContext,
+  begin?: { input: BoundInput; turn: ActiveTurn },
+): Promise<TurnExit> {
   const { state } = ctx;
-  state.turn = turn;
-  state.transcript.push(userItem(input));
-  return runAgentTurn(ctx);
-}
-
-/** The transcript item a turn begins with: the input as the user (or the routing Session) sent it. */
-export function userItem(input: BoundInput): TranscriptItem {
-  return {
-    kind: 'user',
-    seq: input.seq,
-    text: input.text,
-    resources: input.resources,
-    ...(input.note && input.routed ? { note: { fromSessionId: input.routed.fromSessionId, text: input.note } } : {}),
-  };
-}
-
-/** Runs (or resumes) the turn in `state.turn` until it ends or must wait across continue-as-new. */
-export async function runAgentTurn(ctx: SessionContext): Promise<TurnExit> {
-  const { state } = ctx;
+  if (begin) {
+    state.turn = begin.turn;
+    state.transcript.push(userItem(begin.input));
+  }
   const turn = state.turn;
   if (!turn) return 'finished';
   for (;;) {
@@ -189,27 +171,16 @@ async function runCall(
       // its call id alone, which a later turn reusing `call_1` collided with.
       if (!patched('delegation-keys')) {
         const created = await ctx.cancellable(() =>
-          ctx.activities.createSubSession({
-            parentSessionId: state.sessionId,
-            taskQueue: ctx.taskQueue,
-            profile: 'sub-session',
-            settings: state.settings,
-            message: { messageId: `tool:${call.callId}`, text: args.text, resources: args.resources },
-            requestKey: `tool:${call.callId}`,
-            reason: 'delegated',
-          }),
+          createSubSession(
+            ctx,
+            {
+              message: { messageId: `tool:${call.callId}`, text: args.text, resources: args.resources },
+              requestKey: `tool:${call.callId}`,
+              reason: 'delegated',
+            },
+            { goal: args.text, seq: turn.seq, awaitsReply: false },
+          ),
         );
-        state.children.push({
-          sessionId: created.sessionId,
-          goal: args.text,
-          createdAtSeq: turn.seq,
-          lastRoutedSeq: turn.seq,
-          routed: 1,
-          status: 'idle',
-          awaiting: 0,
-          lastReply: null,
-        });
-        keepLast(state.children, LIMITS.children);
         finishCall(call, 'ok', JSON.stringify({ sessionId: created.sessionId, seq: created.seq ?? null }));
         return;
       }
@@ -220,31 +191,18 @@ async function runCall(
       }
       const key = `tool:${turn.seq}:${call.callId}`;
       const created = await ctx.cancellable(() =>
-        ctx.activities.createSubSession({
-          parentSessionId: state.sessionId,
-          taskQueue: ctx.taskQueue,
-          profile: 'sub-session',
-          settings: state.settings,
-          message: handedOver(ctx, turn, key, args),
-          requestKey: key,
-          reason: 'delegated',
-          parentSeq: turn.seq,
-          depth: state.depth + 1,
-        }),
+        createSubSession(
+          ctx,
+          {
+            message: handedOver(ctx, turn, key, args),
+            requestKey: key,
+            reason: 'delegated',
+            parentSeq: turn.seq,
+            depth: state.depth + 1,
+          },
+          { goal: args.text, seq: turn.seq, awaitsReply: true },
+        ),
       );
-      const child: ChildSession = {
-        sessionId: created.sessionId,
-        goal: args.text,
-        createdAtSeq: turn.seq,
-        lastRoutedSeq: turn.seq,
-        routed: 1,
-        status: 'idle',
-        awaiting: 0,
-        lastReply: null,
-      };
-      awaitReply(child);
-      state.children.push(child);
-      keepLast(state.children, LIMITS.children);
       const output = {
         sessionId: created.sessionId,
         seq: created.seq ?? null,
@@ -314,34 +272,6 @@ function handedOver(
 /** The facts the model step is given; compacts older sealed items first when over the budget. */
 async function stepRequest(ctx: SessionContext, turn: ActiveTurn): Promise<AgentStepRequest> {
   return requestOf(ctx.state, turn, await contextWindow(ctx, turn));
-}
-
-/** What of a turn a step's request names. */
-export type StepOf = Pick<ActiveTurn, 'from' | 'steps'> & { record: Pick<DecisionRecord, 'decision'> };
-
-/**
- * The request for step `turn.steps` over the transcript `window`. One function for every step and
- * for the first step started ahead (speculation.ts): that one stands in for the real first step only
- * because the two requests are the same.
- */
-export function requestOf(state: SessionState, turn: StepOf, window: TranscriptItem[]): AgentStepRequest {
-  return {
-    sessionId: state.sessionId,
-    ...(turn.from?.kind === 'user' && turn.from.id ? { userId: turn.from.id } : {}),
-    sessionKind: state.parentSessionId ? 'sub-session' : 'top-level',
-    goals: { session: state.goals.session?.text ?? '', phase: state.goals.phase?.text ?? '' },
-    decision: turn.record.decision,
-    summaries: state.phases
-      .slice(0, -1)
-      .filter((p) => p.summary !== null)
-      .map((p) => ({ phaseIndex: p.index, goal: p.goal.text, summary: p.summary ?? '' })),
-    artifacts: state.artifacts,
-    transcript: window,
-    skills: state.capabilities.skills.map((c) => c.id),
-    toolsets: state.capabilities.toolsets.map((c) => c.id),
-    memories: state.capabilities.memories.map((c) => c.id),
-    step: turn.steps,
-  };
 }
 
 /** Ends the turn: finishes the input's decision record and makes the Session ready for the next input. */

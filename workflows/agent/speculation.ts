@@ -6,7 +6,7 @@
  *
  * Like relevance judged ahead (lookahead.ts), the step stands in for the real first step only when
  * its request is the one the Session builds at that point: both come from `requestOf`
- * (agent-loop.ts), the early one over the transcript with the input's user item added and the
+ * (step-request.ts), the early one over the transcript with the input's user item added and the
  * decision taken as `continue`, without touching state. When the turn's first request differs (a
  * `set-goals` meanwhile, a capability change, ...), or the relevance call's tokens put the budget
  * over its limit so the real step would have been refused, the early step is discarded and the real
@@ -27,33 +27,20 @@
  * workflow memory only: continue-as-new happens between inputs, when none is pending.
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
-import { AgentStepResult, type AgentStepRequest } from '../../contract/activity-contract.js';
+import { AgentStepResult } from '../../contract/activity-contract.js';
 import type { BoundInput, Decision, DecisionRecord, SessionState } from '../../contract/state.js';
 import { BUDGET } from '../../contract/budget.js';
 import { clipBytes, jsonBytes } from '../../contract/text.js';
 import { exhausted, type ModelUsage } from '../../contract/usage.js';
 import type { WorkerPolicy } from '../../contract/worker-policy.js';
 import type { SessionActivityProxies } from '../stages/activity-proxies.js';
+import type { Speculation } from '../stages/session-context.js';
 import type { UsageMeter } from '../ledger/accounting.js';
-import { requestOf, userItem } from './agent-loop.js';
+import { requestOf, userItem } from './step-request.js';
 import { phaseItems } from './context-window.js';
 import { recordSpeculation } from '../ledger/metrics.js';
 import { describeFailure } from '../stages/stage-runner.js';
 import { lastEventId } from '../ledger/events.js';
-
-export interface Speculation {
-  /** Sends the first step of `input`'s turn now, beside its relevance call, if the Session is continue-shaped. */
-  start(input: BoundInput, record: DecisionRecord, firstTask: boolean): void;
-  /** The input's decision is known: anything but `continue` discards the step at once. */
-  decided(decision: Decision): void;
-  /**
-   * The step sent ahead, if it may stand in for a step with `request`: a function to call inside the
-   * caller's cancellation scope (an interrupt then cancels it) that answers as the real step would,
-   * running the real step itself if the early one failed. Undefined when nothing stands in; a pending
-   * step that may not is discarded.
-   */
-  adopt(request: AgentStepRequest): (() => Promise<AgentStepResult>) | undefined;
-}
 
 /** Decisions after which the next input is taken to continue the phase. */
 const LEAVES_PHASE_OPEN: ReadonlySet<Decision> = new Set(['continue', 'initialize', 'new-phase']);

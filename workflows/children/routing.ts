@@ -4,25 +4,18 @@
  * creates a new one. The message travels verbatim with its original messageId, so a re-delivery is
  * a duplicate on the receiving side.
  */
-import { getExternalWorkflowHandle, isCancellation, patched, workflowInfo } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, isCancellation, patched } from '@temporalio/workflow';
 import { messageSignal } from '../../contract/api.js';
 import { BUDGET } from '../../contract/budget.js';
 import { band } from '../../contract/relevance.js';
 import { workflowIdFor } from '../../contract/ids.js';
 import { requestKeyOf } from '../ledger/intake.js';
 import { describeFailure, runStage } from '../stages/stage-runner.js';
-import {
-  LIMITS,
-  STAGE,
-  keepLast,
-  type BoundInput,
-  type ChildSession,
-  type DecisionRecord,
-} from '../../contract/state.js';
+import { LIMITS, STAGE, type BoundInput, type ChildSession, type DecisionRecord } from '../../contract/state.js';
 import type { Thresholds } from '../../contract/messages.js';
 import { clipBytes } from '../../contract/text.js';
 import type { SessionContext } from '../stages/session-context.js';
-import { awaitReply } from './sub-sessions.js';
+import { awaitReply, createSubSession } from './sub-sessions.js';
 
 type Via = NonNullable<DecisionRecord['route']>['via'];
 
@@ -95,28 +88,15 @@ export async function routeOutOfScope(ctx: SessionContext, input: BoundInput, re
     if (answered && state.depth >= state.settings.maxSessionDepth) {
       return settle(null, 'none', `kept here: sub-session depth limit of ${state.settings.maxSessionDepth} reached`);
     }
-    const created = await activities.createSubSession({
-      parentSessionId: state.sessionId,
-      taskQueue: workflowInfo().taskQueue,
-      profile: 'sub-session',
-      settings: state.settings,
-      message: { messageId: input.messageId, text: input.text, resources: input.resources },
-      requestKey: requestKeyOf(input),
-      ...(answered ? { parentSeq: input.seq, depth: state.depth + 1 } : {}),
-    });
-    const child: ChildSession = {
-      sessionId: created.sessionId,
-      goal: input.text,
-      createdAtSeq: input.seq,
-      lastRoutedSeq: input.seq,
-      routed: 1,
-      status: 'idle',
-      awaiting: 0,
-      lastReply: null,
-    };
-    if (answered) awaitReply(child);
-    state.children.push(child);
-    keepLast(state.children, LIMITS.children);
+    const created = await createSubSession(
+      ctx,
+      {
+        message: { messageId: input.messageId, text: input.text, resources: input.resources },
+        requestKey: requestKeyOf(input),
+        ...(answered ? { parentSeq: input.seq, depth: state.depth + 1 } : {}),
+      },
+      { goal: input.text, seq: input.seq, awaitsReply: answered },
+    );
     return settle(created.sessionId, 'new-sub', 'created a sub-session for the request');
   });
   if (!routed.ok) settle(null, 'none', `routing failed: ${routed.reason}`, false);

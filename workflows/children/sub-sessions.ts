@@ -1,6 +1,6 @@
 /**
- * The sub-session round trip. A parent hands an input to a sub-session (routing.ts, or its agent's
- * `session_create_sub` in agent-loop.ts); when the sub-session's agent turn for that input ends, the
+ * The sub-session round trip. A parent creates a sub-session in one place (`createSubSession`, used
+ * by routing.ts and by its agent's `session_create_sub` in agent-loop.ts) and hands it inputs; when the sub-session's agent turn for that input ends, the
  * sub-session sends its reply back with the `answerParent` activity, which executes the parent's
  * `subSessionReply` update. The parent records it as a fact (decision record, history, transcript,
  * children view): a bypass input, never judged by relevance and never a task input.
@@ -9,6 +9,7 @@
  * de-duplicates by (sub-session, seq) in `recentControl`, which survives continue-as-new.
  */
 import { isCancellation, patched } from '@temporalio/workflow';
+import type { CreateSubRequest, CreateSubResult } from '../../contract/activity-contract.js';
 import { SubSessionReply, type SubSessionReplyResult } from '../../contract/messages.js';
 import {
   LIMITS,
@@ -39,6 +40,41 @@ export function replyRefusal(raw: unknown): string | null {
 export function awaitReply(child: ChildSession): void {
   child.awaiting++;
   child.status = 'working';
+}
+
+/**
+ * Starts a sub-session with the first input it is handed, and records it in `children`: the one
+ * place a sub-session is created (routing an out-of-scope request, or the agent's
+ * `session_create_sub`). `awaitsReply`: the parent counts the input as awaiting the sub-session's
+ * answer (false in runs recorded before sub-sessions answered back).
+ */
+export async function createSubSession(
+  ctx: SessionContext,
+  handOver: Omit<CreateSubRequest, 'parentSessionId' | 'taskQueue' | 'profile' | 'settings'>,
+  child: { goal: string; seq: number; awaitsReply: boolean },
+): Promise<CreateSubResult> {
+  const { state } = ctx;
+  const created = await ctx.activities.createSubSession({
+    parentSessionId: state.sessionId,
+    taskQueue: ctx.taskQueue,
+    profile: 'sub-session',
+    settings: state.settings,
+    ...handOver,
+  });
+  const record: ChildSession = {
+    sessionId: created.sessionId,
+    goal: child.goal,
+    createdAtSeq: child.seq,
+    lastRoutedSeq: child.seq,
+    routed: 1,
+    status: 'idle',
+    awaiting: 0,
+    lastReply: null,
+  };
+  if (child.awaitsReply) awaitReply(record);
+  state.children.push(record);
+  keepLast(state.children, LIMITS.children);
+  return created;
 }
 
 /**

@@ -12,6 +12,7 @@
  * and nothing here is carried, so state size does not change.
  */
 import type { SessionActivityProxies } from '../stages/activity-proxies.js';
+import type { Lookahead } from '../stages/session-context.js';
 import type { PendingInput, SessionState } from '../../contract/state.js';
 
 type Relevance = SessionActivityProxies['relevance'];
@@ -21,16 +22,6 @@ interface Judgment {
   /** The goal texts it was judged against. */
   goals: string;
   result: Promise<RelevanceScores>;
-}
-
-export interface Lookahead {
-  /** Starts judgments for the first `relevanceLookahead` queued inputs that lack one for today's goals. */
-  fill(): void;
-  /**
-   * The judgment started ahead for `seq` against exactly these goals, if any. Forgets `seq` either
-   * way: a judgment against other goals is dropped, and the caller judges the input afresh.
-   */
-  take(seq: number, phaseGoal: string, sessionGoal: string): Promise<RelevanceScores> | undefined;
 }
 
 const goalsKey = (phaseGoal: string, sessionGoal: string) => JSON.stringify([phaseGoal, sessionGoal]);
