@@ -4,7 +4,7 @@
  * the environment on a first task or a new phase while the phase that ended is compacted beside it,
  * then hand the aligned state to the business agent.
  */
-import { isCancellation, patched } from '@temporalio/workflow';
+import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import type { AlignedTask } from '../contract/activity-contract.js';
 import { applySelection, completeSelection, emptyCandidates } from './environment/capability-diff.js';
 import { type Candidates } from '../contract/activity-contract.js';
@@ -15,12 +15,64 @@ import { answerParent } from './children/sub-sessions.js';
 import { finishRecord, newRecord } from './ledger/decision-records.js';
 import { emit } from './ledger/events.js';
 import { BUDGET } from '../contract/budget.js';
-import { relevanceRequest } from './understanding/lookahead.js';
 import { routeOutOfScope } from './children/routing.js';
 import type { SessionContext } from './stages/session-context.js';
 import { describeFailure, recordStage, runStage, skipStage } from './stages/stage-runner.js';
-import { LIMITS, STAGE, keepLast, type BoundInput, type DecisionRecord, type Goal } from '../contract/state.js';
+import {
+  LIMITS,
+  STAGE,
+  keepLast,
+  type BoundInput,
+  type DecisionRecord,
+  type Goal,
+  type SessionStage,
+  type SessionState,
+  type StageRecord,
+} from '../contract/state.js';
+import type { WorkerPolicy } from '../contract/worker-policy.js';
+import { makeSpeculation } from './agent/speculation.js';
+import { makeMeter } from './ledger/accounting.js';
+import type { ASKED_AFTER_HANDLERS } from './patches.js';
+import { makeActivities } from './stages/activity-proxies.js';
+import { makeLookahead, relevanceRequest } from './understanding/lookahead.js';
+import type { StagePublisher } from './view/visibility.js';
 import { clipBytes } from '../contract/text.js';
+
+/**
+ * What every input of this run is processed with: the activities (metered), relevance judged ahead,
+ * the speculative first step, the patches asked at the run's start that matter later, and the stage
+ * shown in the Web UI and reported as events.
+ */
+export function sessionContext(
+  state: SessionState,
+  stage: StagePublisher,
+  patches: Record<(typeof ASKED_AFTER_HANDLERS)[number], boolean>,
+  policy: WorkerPolicy | null,
+  shouldContinueAsNew: () => boolean,
+  cancellable: SessionContext['cancellable'],
+): SessionContext {
+  const meter = makeMeter(state, patches['model-budgets']);
+  const activities = makeActivities(state.settings, meter);
+  return {
+    state,
+    activities,
+    lookahead: patches['relevance-lookahead'] ? makeLookahead(state, activities.relevance) : null,
+    speculation: makeSpeculation(state, activities, meter, policy, patches['speculative-agent-step']),
+    patches: {
+      combinedUnderstanding: patches['combined-understanding'],
+      compactionBeside: patches['compaction-beside'],
+    },
+    taskQueue: workflowInfo().taskQueue,
+    meter,
+    show: Object.assign((name?: SessionStage) => stage.show(name), {
+      started: (name: SessionStage, at: number) => emit(state, { kind: 'stage.started', stage: name }, at),
+      finished: (done: StageRecord) =>
+        emit(state, { kind: 'stage.finished', stage: done.stage, outcome: done.outcome }, done.endedAt),
+    }),
+    shouldContinueAsNew,
+    cancellable,
+  };
+}
 
 /**
  * Takes one input to its end: a newly bound input through the task-control loop and its agent turn,

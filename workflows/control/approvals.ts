@@ -1,19 +1,68 @@
 /**
- * How approvals, external tool results and the `result` update meet the agent turn in progress.
- * Approvals and tool results have their own signals: they never become task inputs, and a message
- * is never taken for an approval.
+ * How approvals and external tool results meet the agent turn in progress: which waiting call an
+ * approval binds to, the check of an approval that edits the call's arguments, and applying either
+ * to the turn. Approvals and tool results have their own signals: they never become task inputs,
+ * and a message is never taken for an approval. Their payloads arrive parsed (control-plane.ts).
+ *
+ * Edits: the workflow holds neither the tool's schema nor the approval policy, so the worker's
+ * `checkApprovalEdit` local activity judges an edit; its verdict is a marker in history, so a replay
+ * never asks again. A refused edit answers nothing: the call keeps waiting for another approval (or
+ * a corrected edit), and the refusal is recorded with its reason.
  */
-import { condition, patched } from '@temporalio/workflow';
+import { proxyLocalActivities } from '@temporalio/workflow';
+import { ApprovalEditVerdict, type ApprovalEditActivities } from '../../contract/activity-contract.js';
 import type { ControlKind } from '../../contract/control-signals.js';
-import type { ControlResult } from './commands.js';
+import type { ControlResult, ParsedControl } from './commands.js';
 import { recordRejection } from '../ledger/intake.js';
 import { recordApprovalResolved } from '../ledger/metrics.js';
-import { ApprovalInput, ToolResultInput } from '../../contract/messages.js';
-import { ResultRequest, type TurnResult } from '../../contract/queries.js';
-import type { SessionState, TurnOutcome } from '../../contract/state.js';
-import { awaitsSubSessionReply } from '../children/sub-sessions.js';
+import type { ApprovalInput, ToolResultInput } from '../../contract/messages.js';
+import type { SessionState } from '../../contract/state.js';
 import { emit, emitCallFinished } from '../ledger/events.js';
-import { applyApproval, applyToolResult, clipReason, pendingRecordCalls } from '../agent/tool-calls.js';
+import { applyApproval, applyToolResult, approvedCall, clipReason, isEdit } from '../agent/tool-calls.js';
+
+const checker = proxyLocalActivities<ApprovalEditActivities>({
+  startToCloseTimeout: '5s',
+  retry: { maximumAttempts: 3, initialInterval: '200ms' },
+  summary: 'Checking edited arguments',
+});
+
+/** Whether a raw approval payload carries `arguments` (before it is parsed): only those take the edit path. */
+export function carriesArguments(raw: unknown): boolean {
+  return typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>).arguments !== undefined;
+}
+
+/**
+ * Why an approval's edit is refused, or null when the approval may be applied as it is (it edits
+ * nothing, matches no waiting call, which applying it records, or its edit passed the worker's check).
+ */
+export async function editRefusal(state: SessionState, item: ParsedControl, bound: boolean): Promise<string | null> {
+  // An invalid payload is refused when it is applied, with its schema's reason, as without an edit.
+  if (!item.ok) return null;
+  const approval = item.payload as ApprovalInput;
+  if (!approval.approved && approval.arguments !== undefined) {
+    return `rejection ${approval.approvalId} carries arguments; only an approval can edit them`;
+  }
+  const found = approvedCall(state, approval, bound);
+  if ('refused' in found || !isEdit(found.call, approval)) return null;
+  const { call } = found;
+  try {
+    const verdict = ApprovalEditVerdict.parse(
+      await checker.checkApprovalEdit({
+        sessionId: state.sessionId,
+        sessionKind: state.parentSessionId ? 'sub-session' : 'top-level',
+        toolsets: state.capabilities.toolsets.map((c) => c.id),
+        tool: call.tool,
+        toolset: call.toolset,
+        arguments: approval.arguments,
+      }),
+    );
+    return verdict.refused === null ? null : `edit of ${approval.approvalId} refused: ${verdict.refused}`;
+  } catch (err) {
+    // Refused, never run unchecked: the approver may send it again once a worker can check it.
+    const why = err instanceof Error ? err.message : String(err);
+    return `edit of ${approval.approvalId} could not be checked (${why}); the call still waits`;
+  }
+}
 
 /**
  * Applies an approval or a tool result to the turn; one that matches no waiting call is a recorded
@@ -38,7 +87,8 @@ export function applyToTurn(
   }
   let why: string | null;
   if (kind === 'approval') {
-    const approval = ApprovalInput.parse(result.payload);
+    // Parsed by its row's schema where it arrived (commands.ts parseControl).
+    const approval = result.payload as ApprovalInput;
     const applied = applyApproval(state, approval, now, boundApprovals);
     why = 'refused' in applied ? applied.refused : null;
     if ('answered' in applied) {
@@ -64,7 +114,7 @@ export function applyToTurn(
       }
     }
   } else {
-    const applied = applyToolResult(state, ToolResultInput.parse(result.payload));
+    const applied = applyToolResult(state, result.payload as ToolResultInput);
     why = 'refused' in applied ? applied.refused : null;
     if ('answered' in applied) emitCallFinished(state, applied.answered);
   }
@@ -73,49 +123,4 @@ export function applyToTurn(
     if (boundApprovals) result.event.summary = clipReason(`refused: ${why}`);
   }
   return why;
-}
-
-/**
- * The input's state as the `result` update reports it now. With `now` (workflow time), an input
- * routed to a sub-session stays `pending` until the sub-session's reply is in its record, or
- * `settings.subSessionReplyWaitMs` after the hand-over.
- */
-export function resultOf(state: SessionState, seq: number, now: number | null = null): TurnResult {
-  const done = [...state.decisions].reverse().find((d) => d.seq === seq);
-  if (done && now !== null && awaitsSubSessionReply(state, done, now)) {
-    return { seq, status: 'pending', outcome: done.agent?.outcome ?? null, record: done };
-  }
-  if (done) return { seq, status: 'done', outcome: done.agent?.outcome ?? null, record: done };
-  const turn = state.turn;
-  if (turn?.seq === seq) {
-    const waiting = turn.step?.calls.find((c) => c.state === 'waiting-approval' || c.state === 'waiting-result');
-    if (waiting) {
-      const outcome: TurnOutcome = waiting.state === 'waiting-approval' ? 'waiting-approval' : 'waiting-tool';
-      const agent = turn.record.agent
-        ? { ...turn.record.agent, outcome, reason: null, steps: turn.steps, toolCalls: pendingRecordCalls(turn) }
-        : null;
-      return { seq, status: 'waiting', outcome, record: { ...turn.record, agent } };
-    }
-    return { seq, status: 'pending', outcome: null, record: null };
-  }
-  if (seq < state.nextSeq) return { seq, status: 'pending', outcome: null, record: null };
-  return { seq, status: 'unknown', outcome: null, record: null };
-}
-
-/**
- * Waits, bounded, until the input's turn ends or waits for someone, then reports it. Push-based:
- * the caller's update returns as soon as the workflow gets there. Bounded so continue-as-new, which
- * waits for all handlers, is never held up for long.
- */
-export async function awaitResult(state: SessionState, raw: unknown): Promise<TurnResult> {
-  const request = ResultRequest.parse(raw);
-  // Sessions recorded before sub-sessions answered back report a routed input done at once.
-  const answers = patched('sub-session-answers');
-  const now = () => (answers ? Date.now() : null);
-  const settled = () => {
-    const status = resultOf(state, request.seq, now()).status;
-    return status === 'done' || status === 'waiting' || status === 'unknown';
-  };
-  await condition(settled, request.timeoutMs);
-  return resultOf(state, request.seq, now());
 }

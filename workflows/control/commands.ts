@@ -48,18 +48,33 @@ export function patchBudget(budget: Budget | undefined, patch: BudgetPatch): Bud
   return next;
 }
 
+/** A control item's payload, parsed once where it arrives: the payload, or why its schema refused it. */
+export type ParsedControl =
+  { ok: true; kind: ControlKind; payload: Record<string, unknown> } | { ok: false; kind: ControlKind; reason: string };
+
+/** Parses a control item against its row's schema (contract/control-signals.ts). Never throws. */
+export function parseControl(kind: ControlKind, raw: unknown): ParsedControl {
+  const parsed = CONTROL_SIGNALS[kind].schema.safeParse(raw);
+  if (parsed.success) return { ok: true, kind, payload: parsed.data };
+  return { ok: false, kind, reason: clipBytes(`invalid ${kind}: ${describeIssues(parsed.error)}`, BUDGET.reason) };
+}
+
 /**
  * Validates, de-duplicates and records a non-task input, applying commands to state. Never throws.
  */
 export function applyControl(state: SessionState, kind: ControlKind, raw: unknown, now: number): ControlResult {
-  const row = CONTROL_SIGNALS[kind];
-  const parsed = row.schema.safeParse(raw);
-  if (!parsed.success) {
-    const reason = clipBytes(`invalid ${kind}: ${describeIssues(parsed.error)}`, BUDGET.reason);
-    recordRejection(state, { at: now, via: kind, messageId: null, reason }, 'invalid');
-    return { kind: 'rejected', reason };
+  return applyParsed(state, parseControl(kind, raw), now);
+}
+
+/** `applyControl` for an item parsed where it arrived: a refused payload is a recorded rejection. */
+export function applyParsed(state: SessionState, item: ParsedControl, now: number): ControlResult {
+  const { kind } = item;
+  if (!item.ok) {
+    recordRejection(state, { at: now, via: kind, messageId: null, reason: item.reason }, 'invalid');
+    return { kind: 'rejected', reason: item.reason };
   }
-  const payload = parsed.data as Record<string, unknown>;
+  const row = CONTROL_SIGNALS[kind];
+  const payload = item.payload;
   const id = controlIdOf(kind, payload);
   const key = `${kind}:${id}`;
   // Approvals and tool results are idempotent through the call they name (a repeat finds no waiting

@@ -6,11 +6,11 @@
  */
 import { proxyLocalActivities } from '@temporalio/workflow';
 import { VerifyControlResult, type PolicyActivities } from '../../contract/activity-contract.js';
-import { ControlSignature, type SignedKind } from '../../contract/control-signature.js';
+import { ControlSignature, messageSigningPayload, type SignedKind } from '../../contract/control-signature.js';
 import type { WorkerPolicy } from '../../contract/worker-policy.js';
 import { recordRejection, type RejectionCause } from '../ledger/intake.js';
 import { clipReason } from '../agent/tool-calls.js';
-import { LIMITS, keepLast, type SessionState } from '../../contract/state.js';
+import { LIMITS, keepLast, type BoundInput, type SessionState } from '../../contract/state.js';
 
 const verifier = proxyLocalActivities<PolicyActivities>({
   startToCloseTimeout: '5s',
@@ -74,4 +74,25 @@ export function refuseControl(
   state.controlEvents.push({ at: now, kind, id, summary: clipReason(`refused: ${reason}`) });
   keepLast(state.controlEvents, LIMITS.controlEvents);
   state.counts.controlEvents++;
+}
+
+/**
+ * Under signed control a user identity in `from` is trusted only with a valid signature over the
+ * message; otherwise the input is still processed, but as from an anonymous user (user-scoped
+ * memory off for it), and the dropped identity is a recorded rejection.
+ */
+export async function trustIdentity(
+  policy: WorkerPolicy,
+  state: SessionState,
+  input: BoundInput,
+  signature: unknown,
+): Promise<void> {
+  const claimed = input.from?.kind === 'user' ? input.from.id : undefined;
+  if (claimed === undefined) return;
+  const payload = messageSigningPayload(input);
+  const why = await refusalOfSigned(policy, 'message', state.sessionId, payload, signature, Date.now());
+  if (why === null) return;
+  input.from = { kind: 'user' };
+  const reason = `identity "${claimed}" dropped: ${why}`;
+  recordRejection(state, { at: Date.now(), via: 'message', messageId: input.messageId, reason }, 'unauthenticated');
 }

@@ -146,3 +146,9 @@ export function renderDetails(state: SessionState, stage: SessionStage): string 
   }
   return lines.join('\n');
 }
+
+/** The newest `limit` entries of a list (all of them without a positive limit), for the list queries. */
+export function lastN<T>(list: T[], limit: number | undefined): T[] {
+  const n = typeof limit === 'number' && limit > 0 ? Math.floor(limit) : list.length;
+  return list.slice(-n);
+}
