@@ -27,6 +27,32 @@ const LAYERS = {
   contract: [],
 };
 
+/**
+ * The rooms of workflows/, top to bottom (docs/design.md, "Inside workflows/"). A room may import the
+ * rooms below it, never one above it nor the files at the top of workflows/ (session.ts,
+ * process-input.ts, patches.ts, index.ts), which stand above every room.
+ */
+const WORKFLOW_ROOMS = [
+  'control',
+  'view',
+  'agent',
+  'children',
+  'environment',
+  'understanding',
+  'run',
+  'stages',
+  'ledger',
+];
+const WORKFLOW_TOP = ['index.ts', 'session.ts', 'process-input.ts', 'patches.ts'];
+
+function workflowRoomZones() {
+  return WORKFLOW_ROOMS.map((room, i) => ({
+    target: `./workflows/${room}`,
+    from: [...WORKFLOW_ROOMS.slice(0, i + 1).filter((r) => r !== room), ...WORKFLOW_TOP].map((r) => `./workflows/${r}`),
+    message: `workflows/${room}/ may import only the rooms below it: ${WORKFLOW_ROOMS.slice(i + 1).join(', ') || 'none'}.`,
+  })).filter((zone) => zone.from.length > 0);
+}
+
 function layerZones() {
   const all = Object.keys(LAYERS);
   return all
@@ -58,7 +84,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': 'error',
       // One layer per top-level folder; imports point down only (see README, "Where things are").
-      'import-x/no-restricted-paths': ['error', { zones: layerZones() }],
+      'import-x/no-restricted-paths': ['error', { zones: [...layerZones(), ...workflowRoomZones()] }],
     },
   },
   {

@@ -18,7 +18,7 @@ export const TOKEN_KINDS = ['prompt', 'completion', 'cached', 'reasoning'] as co
 
 /**
  * Counts one model call's tokens by role, model, kind and `speculative` (an agent step sent before
- * the decision, workflows/speculation.ts), and its cost in micro-USD (the metric meter's counters are
+ * the decision, workflows/agent/speculation.ts), and its cost in micro-USD (the metric meter's counters are
  * integers) when the price table knows the model.
  */
 export function recordModelUsage(

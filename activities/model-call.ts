@@ -65,7 +65,7 @@ export async function meteredCall<T>(
   deps: MeterDeps,
   models: RoleModels,
   fn: (models: RoleModels, call: CallOptions) => Promise<T>,
-  /** A speculative agent step (workflows/speculation.ts): its tokens are labelled `speculative="true"`. */
+  /** A speculative agent step (workflows/agent/speculation.ts): its tokens are labelled `speculative="true"`. */
   speculative = false,
 ): Promise<{ value: T; usage: ModelUsage | undefined }> {
   let reported: CallUsage | undefined;

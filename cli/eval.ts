@@ -9,7 +9,7 @@ import Table from 'cli-table3';
 import { Command, Option } from 'commander';
 import type { RoleModels } from '../models/roles.js';
 import type { RelevanceScores } from '../contract/relevance.js';
-import { decide } from '../workflows/decide.js';
+import { decide } from '../workflows/understanding/decide.js';
 import { DEFAULT_THRESHOLDS, Thresholds } from '../contract/messages.js';
 import { DEFAULT_CASES_FILE, EvalInputError, loadCases, type EvalCase } from './eval-cases.js';
 import {

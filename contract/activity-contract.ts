@@ -167,7 +167,7 @@ export interface AgentStepRequest {
   /** The Session's budget; a step over it is not sent to the model (`budget-exceeded`). */
   budget?: BudgetCheck;
   /**
-   * Sent beside the relevance call, before the decision (workflows/speculation.ts): the workflow may
+   * Sent beside the relevance call, before the decision (workflows/agent/speculation.ts): the workflow may
    * still discard the answer, so nothing of it may reach the user until then. Its text deltas are
    * published marked `speculative`, and followers show them only once the decision is `continue`.
    * Not part of the request's identity: a speculative step stands in for the real one when all else

@@ -262,7 +262,7 @@ export const Settings = z
      */
     relevanceLookahead: z.number().int().min(0).max(16).default(4),
     /**
-     * On a continue-shaped Session (workflows/speculation.ts), start the agent's first model step
+     * On a continue-shaped Session (workflows/agent/speculation.ts), start the agent's first model step
      * beside the relevance call. Its tool calls run and its reply is released only once the decision
      * is `continue` and its request is the one the Session would have sent; otherwise it is discarded
      * and its tokens are counted as speculative. Off: the step waits for the decision.

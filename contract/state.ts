@@ -12,7 +12,7 @@ import { UsageTotals, emptyTotals } from './usage.js';
 import { SettingClamp } from './worker-policy.js';
 import { ControlSignature } from './control-signature.js';
 
-/** Version of the carried state; older versions are migrated on entry (workflows/state.ts restoreState). */
+/** Version of the carried state; older versions are migrated on entry (workflows/run/state.ts restoreState). */
 export const SCHEMA_VERSION = 2;
 
 /**
@@ -189,7 +189,7 @@ export const DecisionRecord = z.object({
   /** Tokens, latency and cost of the input's model calls, per role and in all; null when it made none. */
   usage: UsageTotals.nullable().default(null),
   /**
-   * The agent's first step started beside the relevance call (workflows/speculation.ts): `adopted`
+   * The agent's first step started beside the relevance call (workflows/agent/speculation.ts): `adopted`
    * when it became the turn's first step, `discarded` when it was not used (`reason` says why).
    * Absent when the input had no speculative step.
    */
@@ -330,7 +330,7 @@ export const ARTIFACT_SOURCES = ['resource', 'result', 'argument'] as const;
 /**
  * Something a tool call produced or named: a file path, a URI, an MCP resource. Artifacts are what the
  * Session has done (goals say what it is for); the agent sees them in every request, and a phase's
- * hand-off summary refers to them (workflows/artifacts.ts collects them when a step is sealed).
+ * hand-off summary refers to them (workflows/agent/artifacts.ts collects them when a step is sealed).
  */
 export const Artifact = z.object({
   /** The path or URI as the tool gave it: the key, so a newer call naming the same one replaces the entry. */
@@ -392,9 +392,9 @@ export const SessionState = z.object({
   transcript: z.array(TranscriptItem).default([]),
   /** What tool calls produced or named, oldest first, one entry per uri (added without a schema bump: it defaults). */
   artifacts: z.array(Artifact).default([]),
-  /** Settings the worker's caps changed, newest last (workflows/setting-caps.ts). */
+  /** Settings the worker's caps changed, newest last (workflows/run/setting-caps.ts). */
   settingsClamped: z.array(SettingClamp).default([]),
-  /** The newest durable events, oldest first (contract/events.ts; workflows/events.ts appends). */
+  /** The newest durable events, oldest first (contract/events.ts; workflows/ledger/events.ts appends). */
   events: z.array(SessionEvent).default([]),
   /** The agent turn in progress, if any. No new input is bound while it is set. */
   turn: ActiveTurn.nullable().default(null),
@@ -437,7 +437,7 @@ export interface CarriedList {
    */
   readonly share: 'trim' | 'index' | 'refuse';
   /**
-   * Its place in the carried-state cap's trim order (workflows/carried.ts; the lowest is given up first),
+   * Its place in the carried-state cap's trim order (workflows/run/carried.ts; the lowest is given up first),
    * and the newest items that step keeps. Null: never trimmed to fit, it is promised work.
    */
   readonly cap: { readonly rank: number; readonly keep: number } | null;
@@ -446,7 +446,7 @@ export interface CarriedList {
 const KiB = 1024;
 /**
  * Every list SessionState carries, in the schema's field order, which is also the order of a new
- * Session's empty lists (workflows/state.ts). Limits, byte shares, the cap's trim order and the
+ * Session's empty lists (workflows/run/state.ts). Limits, byte shares, the cap's trim order and the
  * initial state are derived from this table: a new list is one row here plus its schema field.
  */
 export const CARRIED_LISTS = {
@@ -462,7 +462,7 @@ export const CARRIED_LISTS = {
   children: { count: 50, bytes: 32 * KiB, share: 'trim', cap: { rank: 9, keep: 0 } },
   controlEvents: { count: 50, bytes: 24 * KiB, share: 'trim', cap: { rank: 6, keep: 0 } },
   recentControl: { count: 500, bytes: 48 * KiB, share: 'trim', cap: { rank: 8, keep: 0 } },
-  /** Bounded by bytes alone; the agent's context window compacts it further (workflows/context-window.ts). */
+  /** Bounded by bytes alone; the agent's context window compacts it further (workflows/agent/context-window.ts). */
   transcript: { count: null, bytes: 192 * KiB, share: 'trim', cap: { rank: 3, keep: 0 } },
   /**
    * Tool-made artifacts, one per uri. Given up late by the cap (they are what the Session has done),

@@ -44,7 +44,7 @@ export const UsageSum = z.object({
 export type UsageSum = z.infer<typeof UsageSum>;
 
 /**
- * Speculative agent steps that were discarded (workflows/speculation.ts): sent beside the relevance
+ * Speculative agent steps that were discarded (workflows/agent/speculation.ts): sent beside the relevance
  * call, then not used because the decision was not `continue` or the request had changed.
  */
 export const SpeculativeSum = z.object({

@@ -50,7 +50,7 @@ export const WorkerPolicy = z.object({
   /**
    * The most any Session may spend (`HARNESS_BUDGET_MAX_*`); the agent-step activity refuses a step
    * over it. The workflow needs it to tell whether a speculative step sent before the relevance call's
-   * tokens were counted would still have been sent after (workflows/speculation.ts).
+   * tokens were counted would still have been sent after (workflows/agent/speculation.ts).
    */
   budgetMax: Budget.default({}),
   /** False when the worker forbids speculative agent steps (`HARNESS_SPECULATIVE_AGENT_STEP=off`), whatever a Session set. */

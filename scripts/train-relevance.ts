@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { parseCases, type EvalCase } from '../cli/eval-cases.js';
 import { computeMetrics, harmOf, type Pair } from '../cli/eval-metrics.js';
 import type { RelevanceScores } from '../contract/relevance.js';
-import { decide } from '../workflows/decide.js';
+import { decide } from '../workflows/understanding/decide.js';
 import { DEFAULT_THRESHOLDS } from '../contract/messages.js';
 import { gatherEvidence, judgeByRules } from '../models/local/relevance.js';
 import {

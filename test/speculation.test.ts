@@ -1,5 +1,5 @@
 /**
- * The speculative first agent step on the real server (workflows/speculation.ts): the real `openai`
+ * The speculative first agent step on the real server (workflows/agent/speculation.ts): the real `openai`
  * client against the scripted model server, whose relevance replies come late, and a real MCP stdio
  * server whose `read_file` tool journals every call it receives.
  */

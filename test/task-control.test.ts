@@ -217,7 +217,7 @@ describe('the decision table, end to end', () => {
       reply: 'Do you mean the migration notes from 2.3?',
     });
     // The last request with it: a speculative first step, sent as if the verdict were `continue`
-    // before it was known, may come first and is discarded (workflows/speculation.ts).
+    // before it was known, may come first and is discarded (workflows/agent/speculation.ts).
     const agentRequest = f.server
       .requests(MODEL.agent)
       .filter((r) => r.messages.some((m) => m.content === 'and the thing from before?'))

@@ -7,12 +7,6 @@
  */
 import { patched, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
 
-/**
- * The patch behind the change: runs that began before it replay as they ran (their goal stays in
- * SessionGoal until they continue as new), and every run after it keeps the goal out.
- */
-export const GOAL_OFF_WHEN_ENCRYPTED_PATCH = 'goal-attribute-off-when-encrypted';
-
 /** The name webpack gives this module in a bundle, so a worker can tell whether a bundle carries it. */
 export const ENCRYPTED_INTERCEPTORS_MARKER = 'worker/encrypted-workflow-interceptors';
 
@@ -31,7 +25,9 @@ export const interceptors: WorkflowInterceptorsFactory = () => ({
     {
       execute(input, next) {
         const start = input.args[0] as { carried?: unknown } | undefined;
-        if (start && patched(GOAL_OFF_WHEN_ENCRYPTED_PATCH)) {
+        // Runs that began before this patch replay as they ran (their goal stays in SessionGoal until
+        // they continue as new); every run after it keeps the goal out (workflows/patches.ts).
+        if (start && patched('goal-attribute-off-when-encrypted')) {
           clampSettings(start);
           clampSettings(start.carried);
         }

@@ -1,7 +1,7 @@
 /**
  * The worker process's telemetry, installed once before any connection exists: the SDK runtime's
  * Prometheus endpoint (HARNESS_METRICS_PORT), which also exports the Session's own metrics
- * (workflows/metrics.ts, activities/metrics.ts), and a logger that forwards the SDK's native logs
+ * (workflows/ledger/metrics.ts, activities/metrics.ts), and a logger that forwards the SDK's native logs
  * and writes JSON lines (HARNESS_LOG_FORMAT=json) whose fields include the workflow and run ids
  * the SDK attaches to workflow and activity logs.
  */

@@ -4,28 +4,91 @@
  * the environment on a first task or a new phase while the phase that ended is compacted beside it,
  * then hand the aligned state to the business agent.
  */
-import { isCancellation, patched } from '@temporalio/workflow';
+import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import type { AlignedTask } from '../contract/activity-contract.js';
-import { applySelection, completeSelection, emptyCandidates } from './capability-diff.js';
+import { applySelection, completeSelection, emptyCandidates } from './environment/capability-diff.js';
 import { type Candidates } from '../contract/activity-contract.js';
-import { compactBeside, compactPhase, openPhase } from './phases.js';
-import { decide, preparesEnvironment, type DecisionOutcome } from './decide.js';
-import { startAgentTurn, type TurnExit } from './agent-loop.js';
-import { finishRecord, newRecord } from './decision-records.js';
-import { emit } from './events.js';
+import { compactBeside, compactPhase, openPhase } from './environment/phases.js';
+import { decide, preparesEnvironment, type DecisionOutcome } from './understanding/decide.js';
+import { runAgentTurn, type TurnExit } from './agent/agent-loop.js';
+import { answerParent } from './children/sub-sessions.js';
+import { finishRecord, newRecord } from './ledger/decision-records.js';
+import { emit } from './ledger/events.js';
 import { BUDGET } from '../contract/budget.js';
-import { relevanceRequest } from './lookahead.js';
-import { routeOutOfScope } from './routing.js';
-import type { SessionContext } from './session-context.js';
-import { describeFailure, recordStage, runStage, skipStage } from './stage-runner.js';
-import { LIMITS, STAGE, keepLast, type BoundInput, type DecisionRecord, type Goal } from '../contract/state.js';
+import { routeOutOfScope } from './children/routing.js';
+import type { SessionContext } from './stages/session-context.js';
+import { describeFailure, recordStage, runStage, skipStage } from './stages/stage-runner.js';
+import {
+  LIMITS,
+  STAGE,
+  keepLast,
+  type BoundInput,
+  type DecisionRecord,
+  type Goal,
+  type SessionStage,
+  type SessionState,
+  type StageRecord,
+} from '../contract/state.js';
+import type { WorkerPolicy } from '../contract/worker-policy.js';
+import { makeSpeculation } from './agent/speculation.js';
+import { makeMeter } from './ledger/accounting.js';
+import type { ASKED_AFTER_HANDLERS } from './patches.js';
+import { makeActivities } from './stages/activity-proxies.js';
+import { makeLookahead, relevanceRequest } from './understanding/lookahead.js';
+import type { StagePublisher } from './view/visibility.js';
 import { clipBytes } from '../contract/text.js';
 
 /**
- * Processes one bound input: the task-control loop, then the agent turn. The decision record is
- * appended when the turn ends; a turn parked to continue as new finishes in the next run.
+ * What every input of this run is processed with: the activities (metered), relevance judged ahead,
+ * the speculative first step, the patches asked at the run's start that matter later, and the stage
+ * shown in the Web UI and reported as events.
  */
-export async function processInput(ctx: SessionContext, input: BoundInput): Promise<TurnExit> {
+export function sessionContext(
+  state: SessionState,
+  stage: StagePublisher,
+  patches: Record<(typeof ASKED_AFTER_HANDLERS)[number], boolean>,
+  policy: WorkerPolicy | null,
+  shouldContinueAsNew: () => boolean,
+  cancellable: SessionContext['cancellable'],
+): SessionContext {
+  const meter = makeMeter(state, patches['model-budgets']);
+  const activities = makeActivities(state.settings, meter);
+  return {
+    state,
+    activities,
+    lookahead: patches['relevance-lookahead'] ? makeLookahead(state, activities.relevance) : null,
+    speculation: makeSpeculation(state, activities, meter, policy, patches['speculative-agent-step']),
+    patches: {
+      combinedUnderstanding: patches['combined-understanding'],
+      compactionBeside: patches['compaction-beside'],
+    },
+    taskQueue: workflowInfo().taskQueue,
+    meter,
+    show: Object.assign((name?: SessionStage) => stage.show(name), {
+      started: (name: SessionStage, at: number) => emit(state, { kind: 'stage.started', stage: name }, at),
+      finished: (done: StageRecord) =>
+        emit(state, { kind: 'stage.finished', stage: done.stage, outcome: done.outcome }, done.endedAt),
+    }),
+    shouldContinueAsNew,
+    cancellable,
+  };
+}
+
+/**
+ * Takes one input to its end: a newly bound input through the task-control loop and its agent turn,
+ * or (with `input` null) the turn carried over in `state.turn` from the previous run, resumed through
+ * the same agent loop. The decision record is appended when the turn ends; a turn parked to continue
+ * as new finishes in the next run. Once it has ended, a sub-session answers its parent.
+ */
+export async function processInput(ctx: SessionContext, input: BoundInput | null): Promise<TurnExit> {
+  const seq = input?.seq ?? ctx.state.turn?.seq;
+  const exit = input ? await throughTheLoop(ctx, input) : await runAgentTurn(ctx);
+  if (exit !== 'parked' && seq !== undefined) await answerParent(ctx, seq);
+  return exit;
+}
+
+/** The task-control loop for a bound input, then its agent turn. */
+async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<TurnExit> {
   const { state } = ctx;
   const record = newRecord(input);
   ctx.meter.open(record);
@@ -113,14 +176,9 @@ export async function processInput(ctx: SessionContext, input: BoundInput): Prom
     steps: 0,
     toolCalls: [],
   };
-  return startAgentTurn(ctx, input, {
-    seq: input.seq,
-    record,
-    from: input.from,
-    steps: 0,
-    step: null,
-    failing: null,
-    interrupted: false,
+  return runAgentTurn(ctx, {
+    input,
+    turn: { seq: input.seq, record, from: input.from, steps: 0, step: null, failing: null, interrupted: false },
   });
 }
 

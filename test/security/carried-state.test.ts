@@ -7,7 +7,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowIdFor } from '../../contract/ids.js';
-import { initialState } from '../../workflows/state.js';
+import { initialState } from '../../workflows/run/state.js';
 import { snapshotQuery } from '../../contract/api.js';
 import {
   decided,

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveCalls, toolOffers } from '../../activities/agent-step.js';
 import { re2RegExp, ToolArgumentValidator } from '../../capabilities/tool-arguments.js';
 import type { PendingCall } from '../../contract/state.js';
-import { nextAction } from '../../workflows/tool-calls.js';
+import { nextAction } from '../../workflows/agent/tool-calls.js';
 
 const EVIL = 'a'.repeat(39) + '!';
 const nested = (pattern: string) => ({

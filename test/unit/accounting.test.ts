@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { patchBudget } from '../../workflows/commands.js';
-import { makeMeter } from '../../workflows/accounting.js';
-import { initialState } from '../../workflows/state.js';
-import { newRecord } from '../../workflows/decision-records.js';
+import { patchBudget } from '../../workflows/control/commands.js';
+import { makeMeter } from '../../workflows/ledger/accounting.js';
+import { initialState } from '../../workflows/run/state.js';
+import { newRecord } from '../../workflows/ledger/decision-records.js';
 import {
   addUsage,
   budgetCheck,

@@ -1,10 +1,10 @@
 /**
- * The approval state machine of a tool call (workflows/tool-calls.ts), without Temporal: what a call
+ * The approval state machine of a tool call (workflows/agent/tool-calls.ts), without Temporal: what a call
  * needs next, which approval answers it, and what a refused approval leaves behind.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { initialState } from '../../workflows/state.js';
+import { initialState } from '../../workflows/run/state.js';
 import type { ActiveTurn, SessionState } from '../../contract/state.js';
 import {
   applyApproval,
@@ -15,7 +15,7 @@ import {
   sealStep,
   startStep,
   waitingApprovals,
-} from '../../workflows/tool-calls.js';
+} from '../../workflows/agent/tool-calls.js';
 import type { ResolvedToolCall } from '../../contract/transcript.js';
 
 const call = (callId: string, args: object, extra: Partial<ResolvedToolCall> = {}): ResolvedToolCall => ({

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { BUDGET, enforceBudget, trimToBytes } from '../../contract/budget.js';
 import { clipBytes, jsonBytes, utf8Length } from '../../contract/text.js';
-import { bindNext, intake } from '../../workflows/intake.js';
-import { initialState } from '../../workflows/state.js';
+import { bindNext, intake } from '../../workflows/ledger/intake.js';
+import { initialState } from '../../workflows/run/state.js';
 
 describe('utf8Length and clipBytes', () => {
   it('count UTF-8 bytes the way Temporal measures payloads', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applySelection, completeSelection, emptyCandidates } from '../../workflows/capability-diff.js';
+import { applySelection, completeSelection, emptyCandidates } from '../../workflows/environment/capability-diff.js';
 import type { Capabilities } from '../../contract/state.js';
 
 const cap = (id: string) => ({ id, name: id.toUpperCase(), source: `catalog/${id}` });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BUDGET } from '../../contract/budget.js';
 import { CARRIED_LISTS, SessionState } from '../../contract/state.js';
-import { initialState } from '../../workflows/state.js';
+import { initialState } from '../../workflows/run/state.js';
 
 /** The fields of the SessionState schema that hold arrays, defaults unwrapped. */
 function arrayFields(): string[] {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { formatDecision, formatInspect, formatTree } from '../../cli/format.js';
 import { ChildSession, DecisionRecord } from '../../contract/state.js';
-import { initialState } from '../../workflows/state.js';
-import { buildView, renderDetails } from '../../workflows/view.js';
+import { initialState } from '../../workflows/run/state.js';
+import { buildView, renderDetails } from '../../workflows/view/view.js';
 
 type ChildDraft = { sessionId: string; goal: string; routed: number } & Partial<ChildSession>;
 

@@ -1,11 +1,11 @@
 /**
- * Commands applied to state (workflows/commands.ts), without Temporal. The workflow only cancels the
+ * Commands applied to state (workflows/control/commands.ts), without Temporal. The workflow only cancels the
  * running activity call when `interrupt` says a turn was interrupted.
  */
 import { describe, expect, it } from 'vitest';
-import { newRecord } from '../../workflows/decision-records.js';
-import { applyControl } from '../../workflows/commands.js';
-import { initialState } from '../../workflows/state.js';
+import { newRecord } from '../../workflows/ledger/decision-records.js';
+import { applyControl } from '../../workflows/control/commands.js';
+import { initialState } from '../../workflows/run/state.js';
 
 const interrupt = (commandId: string) => ({ commandId, name: 'interrupt' });
 

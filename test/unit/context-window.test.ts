@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMPACT_TO_SHARE, itemsToCompact } from '../../workflows/context-window.js';
+import { COMPACT_TO_SHARE, itemsToCompact } from '../../workflows/agent/context-window.js';
 import { jsonBytes } from '../../contract/text.js';
 import type { TranscriptItem } from '../../contract/transcript.js';
 

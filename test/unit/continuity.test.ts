@@ -14,14 +14,14 @@ import { jsonBytes, utf8Length } from '../../contract/text.js';
 import type { TranscriptItem } from '../../contract/transcript.js';
 import { LocalModels } from '../../models/local-models.js';
 import { compactionPrompt, compactionResult, HANDOFF_SYSTEM } from '../../models/prompts.js';
-import { addArtifacts, artifactsOfCall, isPathLike, type SealedCall } from '../../workflows/artifacts.js';
-import { capCarriedState } from '../../workflows/carried.js';
-import { stubTurnOutputs } from '../../workflows/context-window.js';
-import { fallbackSummary, phaseRecord } from '../../workflows/handoff.js';
-import { bindNext, intake } from '../../workflows/intake.js';
-import { openPhase } from '../../workflows/phases.js';
-import { initialState, restoreState } from '../../workflows/state.js';
-import { finishCall, sealStep, startStep } from '../../workflows/tool-calls.js';
+import { addArtifacts, artifactsOfCall, isPathLike, type SealedCall } from '../../workflows/agent/artifacts.js';
+import { capCarriedState } from '../../workflows/run/carried.js';
+import { stubTurnOutputs } from '../../workflows/agent/context-window.js';
+import { fallbackSummary, phaseRecord } from '../../workflows/environment/handoff.js';
+import { bindNext, intake } from '../../workflows/ledger/intake.js';
+import { openPhase } from '../../workflows/environment/phases.js';
+import { initialState, restoreState } from '../../workflows/run/state.js';
+import { finishCall, sealStep, startStep } from '../../workflows/agent/tool-calls.js';
 
 const call = (over: Partial<SealedCall>): SealedCall => ({
   callId: 'call_1',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { band, type Band } from '../../contract/relevance.js';
-import { decide, preparesEnvironment } from '../../workflows/decide.js';
+import { decide, preparesEnvironment } from '../../workflows/understanding/decide.js';
 
 const thresholds = { high: 0.65, low: 0.35 };
 const SCORE: Record<Band, number> = { high: 0.9, uncertain: 0.5, low: 0.1 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bindNext, intake, refusal } from '../../workflows/intake.js';
-import { initialState } from '../../workflows/state.js';
+import { bindNext, intake, refusal } from '../../workflows/ledger/intake.js';
+import { initialState } from '../../workflows/run/state.js';
 import { BUDGET } from '../../contract/budget.js';
 import { jsonBytes } from '../../contract/text.js';
 import { LIMITS } from '../../contract/state.js';

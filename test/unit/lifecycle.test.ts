@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { intake } from '../../workflows/intake.js';
-import { initialState } from '../../workflows/state.js';
-import { SUB_SESSION_IDLE_MS, canIdleClose, closeIdle, idleTimeoutOf } from '../../workflows/lifecycle.js';
+import { intake } from '../../workflows/ledger/intake.js';
+import { initialState } from '../../workflows/run/state.js';
+import { SUB_SESSION_IDLE_MS, canIdleClose, closeIdle, idleTimeoutOf } from '../../workflows/run/lifecycle.js';
 import { SessionStart } from '../../contract/messages.js';
-import { renderDetails } from '../../workflows/view.js';
+import { renderDetails } from '../../workflows/view/view.js';
 
 const start = (extra: Partial<SessionStart> = {}) => initialState(SessionStart.parse({ sessionId: 's1', ...extra }));
 

@@ -7,7 +7,7 @@ import { wordCosine } from '../../models/local/vectors.js';
 import { analyse, contentTerms, sentences } from '../../models/local/text.js';
 import type { AlignedTask, OrchestrateRequest } from '../../contract/activity-contract.js';
 import type { Band } from '../../contract/relevance.js';
-import { decide } from '../../workflows/decide.js';
+import { decide } from '../../workflows/understanding/decide.js';
 import type { Decision } from '../../contract/state.js';
 
 const thresholds = { high: 0.65, low: 0.35 };

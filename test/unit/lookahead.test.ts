@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RelevanceRequest } from '../../contract/relevance.js';
-import { bindNext, intake } from '../../workflows/intake.js';
-import { initialState } from '../../workflows/state.js';
-import { makeLookahead, relevanceRequest } from '../../workflows/lookahead.js';
+import { bindNext, intake } from '../../workflows/ledger/intake.js';
+import { initialState } from '../../workflows/run/state.js';
+import { makeLookahead, relevanceRequest } from '../../workflows/understanding/lookahead.js';
 import type { SessionState } from '../../contract/state.js';
 
 interface Scores {

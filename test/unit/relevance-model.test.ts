@@ -17,7 +17,7 @@ import {
   scoresFromProbabilities,
 } from '../../models/local/relevance-model.js';
 import { numbersIn } from '../../models/local/relevance-signals.js';
-import { decide } from '../../workflows/decide.js';
+import { decide } from '../../workflows/understanding/decide.js';
 
 const thresholds = { high: 0.65, low: 0.35 };
 const decisionOf = (scores: { phaseRelevance: number; sessionRelevance: number }) =>

@@ -6,7 +6,7 @@
  * from has no test.
  */
 import { describe, expect, it } from 'vitest';
-import { bestFit, routingCandidates } from '../../workflows/routing.js';
+import { bestFit, routingCandidates } from '../../workflows/children/routing.js';
 import { ChildSession, LIMITS } from '../../contract/state.js';
 
 const thresholds = { high: 0.65, low: 0.35 };

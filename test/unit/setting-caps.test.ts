@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_WORKER_POLICY, type WorkerPolicy } from '../../contract/worker-policy.js';
-import { applyCaps } from '../../workflows/setting-caps.js';
-import { initialState } from '../../workflows/state.js';
+import { applyCaps } from '../../workflows/run/setting-caps.js';
+import { initialState } from '../../workflows/run/state.js';
 import { loadConfig } from '../../worker/config.js';
 
 const policy = (over: Partial<WorkerPolicy> = {}): WorkerPolicy => ({ ...DEFAULT_WORKER_POLICY, ...over });

@@ -5,9 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { addDiscarded, emptyTotals, type ModelUsage } from '../../contract/usage.js';
 import type { BoundInput, Decision } from '../../contract/state.js';
-import { bindNext, intake } from '../../workflows/intake.js';
-import { notContinueShaped } from '../../workflows/speculation.js';
-import { initialState } from '../../workflows/state.js';
+import { bindNext, intake } from '../../workflows/ledger/intake.js';
+import { notContinueShaped } from '../../workflows/agent/speculation.js';
+import { initialState } from '../../workflows/run/state.js';
 
 /** A Session with goals whose first input was decided `previous`, and its second input bound. */
 function secondInput(previous: Decision | null, settings: Record<string, unknown> = {}) {

@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import type { DecisionRecord, SessionStage } from '../../contract/state.js';
 import { STAGE } from '../../contract/state.js';
-import { recordStage, runStage, type StageShow } from '../../workflows/stage-runner.js';
+import { recordStage, runStage, type StageShow } from '../../workflows/stages/stage-runner.js';
 
 function emptyRecord(): DecisionRecord {
   return { stages: [] } as unknown as DecisionRecord;

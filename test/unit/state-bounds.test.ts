@@ -7,10 +7,10 @@ import { ROLES } from '../../models/roles.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BUDGET, CARRIED_CAP, enforceBudget } from '../../contract/budget.js';
-import { capCarriedState } from '../../workflows/carried.js';
-import { applyControl } from '../../workflows/commands.js';
-import { bindNext, intake } from '../../workflows/intake.js';
-import { initialState, restoreState } from '../../workflows/state.js';
+import { capCarriedState } from '../../workflows/run/carried.js';
+import { applyControl } from '../../workflows/control/commands.js';
+import { bindNext, intake } from '../../workflows/ledger/intake.js';
+import { initialState, restoreState } from '../../workflows/run/state.js';
 import { ChildSession, LIMITS, type SessionState } from '../../contract/state.js';
 import { jsonBytes, utf8Length } from '../../contract/text.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { intake } from '../../workflows/intake.js';
-import { restoreState } from '../../workflows/state.js';
+import { intake } from '../../workflows/ledger/intake.js';
+import { restoreState } from '../../workflows/run/state.js';
 
 /** State saved by schemaVersion 1: carried across continue-as-new by Sessions already running. */
 const v1 = JSON.parse(readFileSync('test/fixtures/session-state.v1.json', 'utf8')) as unknown;

@@ -1,0 +1,159 @@
+/**
+ * The speculative first agent step: on a continue-shaped Session the agent's first model step is
+ * sent at the same time as the relevance call, so a `continue` input does not wait a whole relevance
+ * round trip before the agent starts. Nothing of the step is used before the decision: its tool calls
+ * run and its reply is released only once the decision is `continue`, through the turn's normal loop.
+ *
+ * Like relevance judged ahead (lookahead.ts), the step stands in for the real first step only when
+ * its request is the one the Session builds at that point: both come from `requestOf`
+ * (step-request.ts), the early one over the transcript with the input's user item added and the
+ * decision taken as `continue`, without touching state. When the turn's first request differs (a
+ * `set-goals` meanwhile, a capability change, ...), or the relevance call's tokens put the budget
+ * over its limit so the real step would have been refused, the early step is discarded and the real
+ * one runs: decisions and transcript are those of a Session that never speculates. Any other decision
+ * discards the step at once, cancelling it rather than waiting; so does a failure, after which the
+ * normal step runs.
+ *
+ * Continue-shaped, the rule this module applies in runs that asked `patched('speculative-agent-step')`
+ * (at their start, session.ts):
+ * the input is not the Session's first task, both goals are set, no turn is active, the agent turn
+ * and `speculativeAgentStep` are on (and the worker allows it), the previous input's decision left
+ * its phase open (`continue`, `initialize` or `new-phase`: the Session is working inside its
+ * current phase, where a follow-up most often continues), and the request fits the context budget
+ * whole (a step that must compact first changes state, so it is never sent ahead).
+ *
+ * A discarded step's tokens count in the accounting as speculative (`usage.speculative`), or as a
+ * step of unknown usage when it was cancelled before its answer came. The pending step lives in
+ * workflow memory only: continue-as-new happens between inputs, when none is pending.
+ */
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { AgentStepResult } from '../../contract/activity-contract.js';
+import type { BoundInput, Decision, DecisionRecord, SessionState } from '../../contract/state.js';
+import { BUDGET } from '../../contract/budget.js';
+import { clipBytes, jsonBytes } from '../../contract/text.js';
+import { exhausted, type ModelUsage } from '../../contract/usage.js';
+import type { WorkerPolicy } from '../../contract/worker-policy.js';
+import type { SessionActivityProxies } from '../stages/activity-proxies.js';
+import type { Speculation } from '../stages/session-context.js';
+import type { UsageMeter } from '../ledger/accounting.js';
+import { requestOf, userItem } from './step-request.js';
+import { phaseItems } from './context-window.js';
+import { recordSpeculation } from '../ledger/metrics.js';
+import { describeFailure } from '../stages/stage-runner.js';
+import { lastEventId } from '../ledger/events.js';
+
+/** Decisions after which the next input is taken to continue the phase. */
+const LEAVES_PHASE_OPEN: ReadonlySet<Decision> = new Set(['continue', 'initialize', 'new-phase']);
+
+type Ahead = Awaited<ReturnType<SessionActivityProxies['agentStepAhead']>>;
+
+interface Pending {
+  record: DecisionRecord;
+  /** The request as sent, without `budget` and `speculative`: its identity. */
+  sent: string;
+  scope: CancellationScope;
+  answer: Promise<Ahead>;
+  /** Set once the activity has answered or failed (usage undefined when it failed). */
+  settled: { usage: ModelUsage | undefined } | null;
+}
+
+/** Why the Session is not continue-shaped for `input`, or null when it is. */
+export function notContinueShaped(
+  state: SessionState,
+  input: BoundInput,
+  firstTask: boolean,
+  policy: Pick<WorkerPolicy, 'speculativeAgentStep'> | null,
+): string | null {
+  if (firstTask || !state.goals.session || !state.goals.phase) return 'no goals to continue';
+  if (state.turn !== null) return 'a turn is active';
+  if (!state.settings.agentTurn) return 'agent turn off';
+  if (!state.settings.speculativeAgentStep || policy?.speculativeAgentStep === false) return 'speculation off';
+  const previous = state.history.filter((h) => h.seq < input.seq).at(-1)?.decision ?? null;
+  if (previous === null || !LEAVES_PHASE_OPEN.has(previous)) return 'the previous input did not continue a phase';
+  return null;
+}
+
+export function makeSpeculation(
+  state: SessionState,
+  activities: Pick<SessionActivityProxies, 'agentStepAhead' | 'agentStep'>,
+  meter: Pick<UsageMeter, 'charge' | 'discard' | 'check'>,
+  policy: WorkerPolicy | null,
+  /** `patched('speculative-agent-step')`, asked at the run's start; false in runs recorded before it. */
+  enabled: boolean,
+): Speculation {
+  let pending: Pending | null = null;
+
+  const discard = (p: Pending, reason: string) => {
+    if (pending === p) pending = null;
+    p.record.speculation = { outcome: 'discarded', reason: clipBytes(reason, BUDGET.reason) };
+    // The non-continue path never waits for it: cancelled if it is still running, and its tokens,
+    // which only the worker's metrics then see, are counted here as unknown.
+    if (!p.settled) p.scope.cancel();
+    const usage = p.settled?.usage;
+    meter.discard('agent', usage);
+    recordSpeculation('discarded', usage);
+  };
+
+  return {
+    start(input, record, firstTask) {
+      if (pending) discard(pending, 'a later input began');
+      if (!enabled || notContinueShaped(state, input, firstTask, policy) !== null) return;
+      const window = phaseItems(state, [...state.transcript, userItem(input)]);
+      if (jsonBytes(window) > state.settings.agentContextBytes) return;
+      const request = requestOf(state, { from: input.from, steps: 1, record: { decision: 'continue' } }, window);
+      const scope = new CancellationScope();
+      const ahead = { ...request, speculative: true, afterEvent: lastEventId(state) };
+      const answer = scope.run(() => activities.agentStepAhead(ahead));
+      const p: Pending = { record, sent: JSON.stringify(request), scope, answer, settled: null };
+      // Handled here, so a failure is never an unhandled rejection (which fails the workflow task).
+      answer.then(
+        (a) => (p.settled = { usage: a.usage }),
+        () => (p.settled = { usage: undefined }),
+      );
+      pending = p;
+    },
+
+    decided(decision) {
+      if (pending && decision !== 'continue') discard(pending, `decision ${decision}`);
+    },
+
+    adopt(request) {
+      const p = pending;
+      if (!p) return undefined;
+      pending = null;
+      if (JSON.stringify(request) !== p.sent) {
+        discard(p, 'the first request differed from the one sent ahead');
+        return undefined;
+      }
+      // The budget the real step would carry counts the relevance call; the worker would refuse it
+      // if that put the budget over, so the step sent before it may not stand in.
+      const check = meter.check();
+      const over = check ? exhausted(check, policy?.budgetMax ?? {}) : null;
+      if (over !== null) {
+        discard(p, over);
+        return undefined;
+      }
+      p.record.speculation = { outcome: 'adopted', reason: null };
+      return async () => {
+        const mine = CancellationScope.current();
+        mine.cancelRequested.catch(() => p.scope.cancel());
+        let reason: string;
+        try {
+          const { answer, usage } = await p.answer;
+          const parsed = AgentStepResult.safeParse(answer);
+          if (parsed.success && parsed.data.kind !== 'budget-exceeded') {
+            meter.charge('agent', usage);
+            recordSpeculation('adopted');
+            return parsed.data;
+          }
+          reason = parsed.success ? 'refused for budget when sent' : 'malformed answer';
+        } catch (err) {
+          if (isCancellation(err) && mine.consideredCancelled) throw err;
+          reason = `failed: ${describeFailure(err)}`;
+        }
+        discard(p, reason);
+        return activities.agentStep({ ...request, afterEvent: lastEventId(state) });
+      };
+    },
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * The control plane of a run: every control item (approval, tool result, notification, command)
+ * is parsed once where it arrives, then, in arrival order, waits for the worker's policy (in a run's
+ * first task), for its signature's check (signed control) and for an approval edit's check, and is
+ * applied; a refused item is recorded with its reason. A `submit` that follows a waiting item waits
+ * behind it, so a close refuses what follows it. The handlers in session.ts hand items here and own
+ * nothing; this class owns the state the ordering needs, as in samples-typescript's
+ * safe-message-handlers.
+ */
+import { ApplicationFailure, CancellationScope, condition, patched } from '@temporalio/workflow';
+import { FAILURE } from '../../contract/failures.js';
+import { controlIdOf, type ControlKind } from '../../contract/control-signals.js';
+import { unsigned } from '../../contract/control-signature.js';
+import type { ApprovalInput } from '../../contract/messages.js';
+import type { SessionState } from '../../contract/state.js';
+import { DEFAULT_WORKER_POLICY, type WorkerPolicy } from '../../contract/worker-policy.js';
+import type { StagePublisher } from '../view/visibility.js';
+import { applyToTurn, carriesArguments, editRefusal } from './approvals.js';
+import { applyParsed, parseControl, type ParsedControl } from './commands.js';
+import { refusalOfSigned, refuseControl } from './signed-control.js';
+
+/** Patches asked at the run's start that decide how control items travel (docs/patches.md). */
+export interface ControlPatches {
+  /** `worker-policy`: items wait for the worker's policy and, under signed control, their signature's check. */
+  readonly policyOn: boolean;
+  /** `approval-ids`: approvals bind to approval ids rather than the model's call ids. */
+  readonly boundApprovals: boolean;
+  /** `submit-after-control`: a submit waits for the control items sent before it. */
+  readonly submitAfterControl: boolean;
+}
+
+/**
+ * Work that runs one item at a time, in arrival order, while earlier items wait (for the policy, a
+ * signature's check, an edit's check). A chain of promises, so an item that needs no waiting and
+ * finds nothing ahead of it can still be applied at once, in its own handler.
+ */
+class InOrder {
+  private tail: Promise<unknown> = Promise.resolve();
+  private waiting = 0;
+
+  /** Whether an item is still waiting or running. */
+  get busy(): boolean {
+    return this.waiting > 0;
+  }
+
+  /** Runs `work` after every item queued before it. */
+  run<T>(work: () => Promise<T>): Promise<T> {
+    this.waiting++;
+    const mine = this.tail.then(work).finally(() => {
+      this.waiting--;
+    });
+    this.tail = mine;
+    return mine;
+  }
+
+  /** Runs `work` once the items queued so far are done, whether they applied or failed. */
+  after<T>(work: () => T): Promise<T> {
+    return this.tail.then(work, work);
+  }
+}
+
+/** The ordered control plane of one run. */
+export class ControlPlane {
+  /** The worker's policy, once this run has asked for it (null before, and always on old histories). */
+  private policy: WorkerPolicy | null = null;
+  private readonly queue = new InOrder();
+  /** The activity call the `interrupt` command cancels: the running model step or tool call. */
+  private running: CancellationScope | null = null;
+
+  constructor(
+    private readonly state: SessionState,
+    private readonly stage: StagePublisher,
+    private readonly patches: ControlPatches,
+    /** Moves the idle clock: an item was applied. */
+    private readonly touch: () => void,
+  ) {}
+
+  /** The policy this run asked for is known: items waiting for it go on, in arrival order. */
+  policyKnown(policy: WorkerPolicy | null): void {
+    this.policy = policy;
+  }
+
+  /** A control signal: the item is applied now or queued; the handler finishes once it is applied. */
+  signal(kind: ControlKind, raw: unknown): Promise<void> | undefined {
+    const outcome = this.deliver(kind, raw);
+    return outcome instanceof Promise ? outcome.then(() => undefined) : undefined;
+  }
+
+  /**
+   * The `approve` update: the same path as the signal, and the approver learns at once whether it
+   * applied, or why not (a refused edit, a bad signature, no such waiting call).
+   */
+  async approve(raw: unknown): Promise<{ approvalId: string; approved: boolean }> {
+    const item = parseControl('approval', raw);
+    const why = await this.deliver('approval', raw, item);
+    if (why !== null || !item.ok) {
+      throw ApplicationFailure.nonRetryable(why ?? 'invalid approval', FAILURE.ApprovalRefused);
+    }
+    const approval = item.payload as ApprovalInput;
+    return { approvalId: approval.approvalId, approved: approval.approved };
+  }
+
+  /**
+   * Runs a task input's handler (a `submit`) behind the control items sent before it that still wait,
+   * so a close refuses what follows it; at once when none waits, or in runs recorded before
+   * `submit-after-control`.
+   */
+  behind<T>(work: () => T): T | Promise<T> {
+    return this.patches.submitAfterControl && this.queue.busy ? this.queue.after(work) : work();
+  }
+
+  /** Runs an activity call that the `interrupt` command can cancel. */
+  async cancellable<T>(fn: () => Promise<T>): Promise<T> {
+    const scope = new CancellationScope();
+    this.running = scope;
+    try {
+      return await scope.run(fn);
+    } finally {
+      if (this.running === scope) this.running = null;
+    }
+  }
+
+  /** Delivers a control item; resolves to why it answered nothing (approvals, tool results), else null. */
+  private deliver(
+    kind: ControlKind,
+    raw: unknown,
+    item: ParsedControl = parseControl(kind, raw),
+  ): string | null | Promise<string | null> {
+    const { state, policy } = this;
+    // An approval that edits the arguments waits for the worker's check of the edit, in order with the rest.
+    if (kind === 'approval' && carriesArguments(raw)) {
+      if (patched('approval-edits')) return this.queued(item, true);
+      // Runs recorded before edits refused such an approval by its schema; a replay refuses it too.
+      const why = 'this Session run predates approval edits; approve without arguments';
+      refuseControl(state, kind, controlIdOf(kind, raw as Record<string, unknown>), why, Date.now(), 'invalid');
+      return why;
+    }
+    if (!this.patches.policyOn) return this.applyNow(item);
+    // Nothing to verify and nothing queued ahead of it: applied at once, in order with the task
+    // inputs of the same activation (a pause, then messages, holds them; a close refuses what follows).
+    if (!this.queue.busy && policy !== null && (!policy.signedControl || kind === 'notification')) {
+      return this.applyNow(item);
+    }
+    return this.queued(item);
+  }
+
+  private queued(item: ParsedControl, edit = false): Promise<string | null> {
+    return this.queue.run(() => this.verifiedThenApplied(item, edit));
+  }
+
+  private async verifiedThenApplied(item: ParsedControl, edit: boolean): Promise<string | null> {
+    const { state, stage } = this;
+    const { kind } = item;
+    // Only an edit reaches here in a run that predates worker policies (it then has none to wait for).
+    const known = this.patches.policyOn ? await this.policyWaited() : DEFAULT_WORKER_POLICY;
+    // An invalid payload is refused when it is applied, with its schema's reason, as without signing.
+    if (known.signedControl && kind !== 'notification' && item.ok) {
+      const { payload } = item;
+      const why = await refusalOfSigned(known, kind, state.sessionId, unsigned(payload), payload.signature, Date.now());
+      if (why !== null) {
+        refuseControl(state, kind, controlIdOf(kind, payload), why, Date.now());
+        stage.show();
+        return why;
+      }
+    }
+    if (edit) {
+      const why = await editRefusal(state, item, this.patches.boundApprovals);
+      if (why !== null && item.ok) {
+        refuseControl(state, kind, controlIdOf(kind, item.payload), why, Date.now(), 'invalid');
+        stage.show();
+        return why;
+      }
+    }
+    return this.applyNow(item);
+  }
+
+  private async policyWaited(): Promise<WorkerPolicy> {
+    await condition(() => this.policy !== null);
+    return this.policy ?? DEFAULT_WORKER_POLICY;
+  }
+
+  /** Applies a control item now; returns why an approval or tool result answered nothing, else null. */
+  private applyNow(item: ParsedControl): string | null {
+    const { state, stage } = this;
+    const result = applyParsed(state, item, Date.now());
+    if (result.kind === 'applied') this.touch();
+    const why = applyToTurn(state, item.kind, result, Date.now(), this.patches.boundApprovals);
+    if (result.kind === 'applied' && result.interruptTurn) this.running?.cancel();
+    stage.followStatus();
+    // Pause, resume and close show in the Web UI's filters at once, not after the next input. Newer
+    // runs asked this patch at their start already (session.ts); older ones ask it here first.
+    if (patched('control-search-attributes')) stage.publish();
+    return why;
+  }
+}

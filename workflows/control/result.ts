@@ -1,0 +1,54 @@
+/**
+ * The `result` update: an input's state as it stands now, and a bounded wait until its turn ends or
+ * waits for someone. Push-based: the caller's update returns as soon as the workflow gets there.
+ */
+import { condition, patched } from '@temporalio/workflow';
+import { ResultRequest, type TurnResult } from '../../contract/queries.js';
+import type { SessionState, TurnOutcome } from '../../contract/state.js';
+import { awaitsSubSessionReply } from '../children/sub-sessions.js';
+import { pendingRecordCalls } from '../agent/tool-calls.js';
+
+/**
+ * The input's state as the `result` update reports it now. With `now` (workflow time), an input
+ * routed to a sub-session stays `pending` until the sub-session's reply is in its record, or
+ * `settings.subSessionReplyWaitMs` after the hand-over.
+ */
+export function resultOf(state: SessionState, seq: number, now: number | null = null): TurnResult {
+  const done = [...state.decisions].reverse().find((d) => d.seq === seq);
+  if (done && now !== null && awaitsSubSessionReply(state, done, now)) {
+    return { seq, status: 'pending', outcome: done.agent?.outcome ?? null, record: done };
+  }
+  if (done) return { seq, status: 'done', outcome: done.agent?.outcome ?? null, record: done };
+  const turn = state.turn;
+  if (turn?.seq === seq) {
+    const waiting = turn.step?.calls.find((c) => c.state === 'waiting-approval' || c.state === 'waiting-result');
+    if (waiting) {
+      const outcome: TurnOutcome = waiting.state === 'waiting-approval' ? 'waiting-approval' : 'waiting-tool';
+      const agent = turn.record.agent
+        ? { ...turn.record.agent, outcome, reason: null, steps: turn.steps, toolCalls: pendingRecordCalls(turn) }
+        : null;
+      return { seq, status: 'waiting', outcome, record: { ...turn.record, agent } };
+    }
+    return { seq, status: 'pending', outcome: null, record: null };
+  }
+  if (seq < state.nextSeq) return { seq, status: 'pending', outcome: null, record: null };
+  return { seq, status: 'unknown', outcome: null, record: null };
+}
+
+/**
+ * Waits, bounded, until the input's turn ends or waits for someone, then reports it. Push-based:
+ * the caller's update returns as soon as the workflow gets there. Bounded so continue-as-new, which
+ * waits for all handlers, is never held up for long.
+ */
+export async function awaitResult(state: SessionState, raw: unknown): Promise<TurnResult> {
+  const request = ResultRequest.parse(raw);
+  // Sessions recorded before sub-sessions answered back report a routed input done at once.
+  const answers = patched('sub-session-answers');
+  const now = () => (answers ? Date.now() : null);
+  const settled = () => {
+    const status = resultOf(state, request.seq, now()).status;
+    return status === 'done' || status === 'waiting' || status === 'unknown';
+  };
+  await condition(settled, request.timeoutMs);
+  return resultOf(state, request.seq, now());
+}

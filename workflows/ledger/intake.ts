@@ -1,0 +1,245 @@
+/**
+ * Intake and binding of task inputs: validation, de-duplication by messageId, the seq ledger and
+ * the pending queue. Pure functions over SessionState, unit-tested without Temporal.
+ *
+ * De-duplication has two parts, each sized on its own: every queued input (found through the queue
+ * itself, however long the backlog) and a window of the most recently bound inputs (`state.recent`,
+ * bounded by `settings.dedupeWindow` and a byte share). An in-memory index over both, and a running
+ * byte count of the queue, are derived from state on first use in a run, so the work per signal does
+ * not grow with the queue. Every change to `queue` and `recent` goes through this module, which keeps
+ * the index in step.
+ */
+import { emit } from './events.js';
+import { BUDGET } from '../../contract/budget.js';
+import { MessageInput } from '../../contract/messages.js';
+import {
+  LIMITS,
+  keepLast,
+  type BoundInput,
+  type PendingInput,
+  type Rejection,
+  type SessionState,
+} from '../../contract/state.js';
+import { clipBytes, describeIssues, jsonBytes, utf8Length } from '../../contract/text.js';
+
+/** Why an input was refused; counted per cause in `counts.rejectedBy`. */
+export type RejectionCause = 'invalid' | 'queue-full' | 'closed' | 'unknown-id' | 'unauthenticated';
+
+export type IntakeResult =
+  | { kind: 'accepted'; seq: number }
+  | { kind: 'duplicate'; seq: number }
+  | { kind: 'rejected'; reason: string; messageId: string | null; cause: RejectionCause };
+
+/**
+ * The de-duplication key: origin and messageId. A user's input has no origin; a handed-over input
+ * has its sender's sessionId, which cannot contain ':', so no user id can imitate a routed key.
+ */
+function keyOf(origin: string | null, messageId: string): string {
+  return `${origin ?? ''}:${messageId}`;
+}
+
+/** The key an input is de-duplicated by. */
+export function dedupeKey(message: { messageId: string; routed?: { fromSessionId: string } | null }): string {
+  return keyOf(message.routed?.fromSessionId ?? null, message.messageId);
+}
+
+/**
+ * The request key a sub-session id is derived from. Unchanged since routing shipped, so a retried
+ * hand-over of an older request still finds the same sub-session.
+ */
+export function requestKeyOf(message: { messageId: string; routed?: { fromSessionId: string } | null }): string {
+  return message.routed ? `routed:${message.routed.fromSessionId}:${message.messageId}` : message.messageId;
+}
+
+interface IntakeIndex {
+  queued: Map<string, number>;
+  bound: Map<string, number>;
+  queueBytes: number;
+  recentBytes: number;
+}
+
+// Derived from state and never carried: rebuilt on first use in each run.
+const indexes = new WeakMap<SessionState, IntakeIndex>();
+
+/** Approximate bytes one `recent` entry adds to the carried JSON. */
+const recentEntryBytes = (key: string): number => utf8Length(key) + 16;
+
+function indexOf(state: SessionState): IntakeIndex {
+  let index = indexes.get(state);
+  if (!index) {
+    index = { queued: new Map(), bound: new Map(), queueBytes: 0, recentBytes: 0 };
+    for (const pending of state.queue) {
+      index.queued.set(dedupeKey(pending), pending.seq);
+      index.queueBytes += jsonBytes(pending);
+    }
+    for (const [key, seq] of state.recent) {
+      index.bound.set(key, seq);
+      index.recentBytes += recentEntryBytes(key);
+    }
+    indexes.set(state, index);
+  }
+  return index;
+}
+
+/** The seq an earlier input with this de-duplication key got, if it is queued or recently bound. */
+export function seqOfRecent(state: SessionState, key: string): number | undefined {
+  const index = indexOf(state);
+  return index.queued.get(key) ?? index.bound.get(key);
+}
+
+/** Bytes of the queued inputs' JSON, kept as a running count. */
+export function queuedBytes(state: SessionState): number {
+  return indexOf(state).queueBytes;
+}
+
+/** Remembers a bound input's key, forgetting the oldest beyond the window's count or byte share. */
+function rememberBound(state: SessionState, key: string, seq: number): void {
+  const index = indexOf(state);
+  state.recent.push([key, seq]);
+  index.bound.set(key, seq);
+  index.recentBytes += recentEntryBytes(key);
+  while (state.recent.length > state.settings.dedupeWindow || index.recentBytes > BUDGET.recent) {
+    const oldest = state.recent.shift();
+    if (!oldest) break;
+    index.recentBytes -= recentEntryBytes(oldest[0]);
+    if (index.bound.get(oldest[0]) === oldest[1]) index.bound.delete(oldest[0]);
+  }
+}
+
+/** Forgets the oldest bound ids (the carried-state cap's last resort), keeping the index in step. */
+export function forgetOldestBound(state: SessionState, count: number): void {
+  const index = indexOf(state);
+  for (const [key, seq] of state.recent.splice(0, count)) {
+    index.recentBytes -= recentEntryBytes(key);
+    if (index.bound.get(key) === seq) index.bound.delete(key);
+  }
+}
+
+function messageIdOf(raw: unknown): string | null {
+  if (raw && typeof raw === 'object' && 'messageId' in raw) {
+    const id = raw.messageId;
+    if (typeof id === 'string') return id.slice(0, 200);
+  }
+  return null;
+}
+
+type Checked =
+  | { ok: true; message: MessageInput; key: string; earlier: number | undefined }
+  | { ok: false; reason: string; cause: RejectionCause };
+
+/** Parses and checks a raw `message` payload once: its de-duplication key, or why it is refused. */
+function check(state: SessionState, raw: unknown): Checked {
+  const parsed = MessageInput.safeParse(raw);
+  if (!parsed.success) {
+    const reason = clipBytes(`invalid message: ${describeIssues(parsed.error)}`, BUDGET.reason);
+    return { ok: false, reason, cause: 'invalid' };
+  }
+  const key = dedupeKey(parsed.data);
+  const earlier = seqOfRecent(state, key);
+  if (earlier === undefined) {
+    if (state.status === 'closed') {
+      return { ok: false, reason: 'session is closed and accepts no new messages', cause: 'closed' };
+    }
+    if (queuedBytes(state) + jsonBytes(parsed.data) > BUDGET.queue) {
+      const reason = `session queue is full (${state.queue.length} inputs waiting); retry later`;
+      return { ok: false, reason, cause: 'queue-full' };
+    }
+  }
+  return { ok: true, message: parsed.data, key, earlier };
+}
+
+/**
+ * Why a message would be refused, or null if it would be accepted (or is a duplicate). Used by the
+ * `submit` update's validator so a bad update never reaches history.
+ */
+export function refusal(state: SessionState, raw: unknown): string | null {
+  const checked = check(state, raw);
+  return checked.ok ? null : checked.reason;
+}
+
+/**
+ * Records a raw `message` payload: rejected with a reason, recognised as a duplicate, or accepted
+ * with the next seq and queued. Never throws: bad data must not fail a workflow task.
+ */
+export function intake(state: SessionState, raw: unknown, via: PendingInput['via'], now: number): IntakeResult {
+  const checked = check(state, raw);
+  if (!checked.ok) {
+    const messageId = messageIdOf(raw);
+    recordRejection(state, { at: now, via, messageId, reason: checked.reason }, checked.cause);
+    return { kind: 'rejected', reason: checked.reason, messageId, cause: checked.cause };
+  }
+  const { message, key, earlier } = checked;
+  if (earlier !== undefined) {
+    state.counts.duplicates++;
+    return { kind: 'duplicate', seq: earlier };
+  }
+  const seq = state.nextSeq++;
+  const pending: PendingInput = {
+    seq,
+    messageId: message.messageId,
+    text: message.text,
+    resources: message.resources ?? [],
+    from: message.from ?? null,
+    receivedAt: now,
+    via,
+    routed: message.routed ?? null,
+    note: message.note ?? null,
+    ...(message.signature ? { signature: message.signature } : {}),
+  };
+  const index = indexOf(state);
+  state.queue.push(pending);
+  index.queued.set(key, seq);
+  index.queueBytes += jsonBytes(pending);
+  state.counts.accepted++;
+  return { kind: 'accepted', seq };
+}
+
+/** Takes the next queued input and appends it to history as a fact, in consumption order. */
+export function bindNext(state: SessionState, now: number): BoundInput | undefined {
+  const next = state.queue.shift();
+  if (!next) return undefined;
+  const index = indexOf(state);
+  const key = dedupeKey(next);
+  index.queued.delete(key);
+  index.queueBytes -= jsonBytes(next);
+  rememberBound(state, key, next.seq);
+  const bound: BoundInput = {
+    ...next,
+    boundAt: now,
+    phaseIndex: currentPhaseIndex(state),
+    decision: null,
+    reply: null,
+  };
+  state.boundSeq = next.seq;
+  state.counts.bound++;
+  state.history.push(bound);
+  keepLast(state.history, LIMITS.history);
+  emit(
+    state,
+    {
+      kind: 'input.bound',
+      messageId: bound.messageId,
+      text: bound.text,
+      from: bound.from,
+      routedFrom: bound.routed?.fromSessionId ?? null,
+    },
+    now,
+  );
+  return bound;
+}
+
+export function currentPhaseIndex(state: SessionState): number {
+  return state.phases.at(-1)?.index ?? 0;
+}
+
+/** Records a refused input or control payload with a clipped reason, and counts it by cause. */
+export function recordRejection(state: SessionState, rejection: Rejection, cause: RejectionCause): void {
+  state.rejections.push({
+    ...rejection,
+    messageId: rejection.messageId === null ? null : clipBytes(rejection.messageId, 256),
+    reason: clipBytes(rejection.reason, BUDGET.reason),
+  });
+  keepLast(state.rejections, LIMITS.rejections);
+  state.counts.rejected++;
+  state.counts.rejectedBy[cause] = (state.counts.rejectedBy[cause] ?? 0) + 1;
+}
