@@ -1,17 +1,18 @@
 /**
  * Following a Session's events: first what the durable log holds after the caller's last id, then
- * the live feed. A live event whose `prev` is not the last one yielded (the feed dropped one, or a
- * worker restarted between pushing two) sends the follower back to the log, so it yields every
- * durable event exactly once and in order. Without a feed it reads the log every `pollMs`. Deltas of
- * a speculative agent step wait for their input's decision (SpeculativeDeltas).
+ * the live feed. A push is a hint, never content: whoever can reach the transport (any role that can
+ * log in to the events database can NOTIFY) can push anything, so a pushed durable event only tells
+ * the follower that the log may have something newer; what it yields, and where it stands, come from
+ * the log. It yields every durable event exactly once and in order. Without a feed it reads the log
+ * every `pollMs`.
+ *
+ * The one thing shown from a push is an agent delta (best effort text, never in the log), when it
+ * follows the last durable event the follower yielded; a feed that has control keys drops deltas
+ * without a valid MAC before they get here (PostgresEventFeed). Deltas of a speculative agent step
+ * wait for their input's decision (SpeculativeDeltas). A push that is malformed, or a delta that
+ * claims a place the log does not reach, is dropped and counted in `stats`, never thrown.
  */
-import {
-  compareEventIds,
-  type EventFeed,
-  type EventHint,
-  type EventsPage,
-  type SessionEvent,
-} from '../contract/events.js';
+import { compareEventIds, SessionEvent, type EventFeed, type EventsPage } from '../contract/events.js';
 
 export interface FollowOptions {
   /** The last event id already seen; the follower yields only newer ones. Absent: all the log keeps. */
@@ -24,6 +25,39 @@ export interface FollowOptions {
   signal?: AbortSignal;
   /** Called when the bounded log dropped events after `after` before they were read. */
   onGap?: (after: string | null) => void;
+  /** Counts what the follower dropped from its feed; pass one to read it (logs, metrics, tests). */
+  stats?: FollowStats;
+}
+
+/** What a follower dropped from its live feed. */
+export interface FollowStats {
+  /** Pushes that were not an event or hint with a well-formed id (`a.b`, `1e9.0`, no id at all). */
+  malformed: number;
+  /** Deltas that claimed to follow a durable event the log did not hold when next read. */
+  ahead: number;
+  /** Pushes dropped because more were waiting than the follower keeps (the log read covers them). */
+  overflow: number;
+}
+
+/** A fresh FollowStats, all zero. */
+export const newFollowStats = (): FollowStats => ({ malformed: 0, ahead: 0, overflow: 0 });
+/** Most pushes (and early deltas) kept between two log reads; a flood beyond it is dropped. */
+const PUSHED_MAX = 1_000;
+/** An id part kept as a number: longer ones lose precision in `Number` and stop ordering. */
+const ID_PART = /^\d{1,15}$/;
+
+/** `id` when it is a durable event's id (`12.3`), else null. */
+function durableId(id: unknown): string | null {
+  if (typeof id !== 'string') return null;
+  const [seq, ordinal, ...rest] = id.split('.');
+  return rest.length === 0 && ID_PART.test(seq ?? '') && ID_PART.test(ordinal ?? '') ? id : null;
+}
+
+/** The durable id a delta follows (`12.3` of `12.3~4`), or null when `id` is not a delta's id. */
+function deltaBase(id: unknown): string | null {
+  if (typeof id !== 'string') return null;
+  const [base, n, ...rest] = id.split('~');
+  return rest.length === 0 && ID_PART.test(n ?? '') ? durableId(base) : null;
 }
 
 /** Reads one page of the log after an id. */
@@ -36,8 +70,13 @@ export async function* followEvents(
   options: FollowOptions = {},
 ): AsyncGenerator<SessionEvent> {
   let last: string | null = options.after ?? null;
+  const stats = options.stats ?? newFollowStats();
   const held = new SpeculativeDeltas();
-  const pushed: Array<SessionEvent | EventHint> = [];
+  const pushed: unknown[] = [];
+  // More was pushed than the follower keeps: the next log read covers what was dropped.
+  let overflowed = false;
+  // Deltas that follow a durable event the follower has not read yet: shown once the log holds it.
+  let early: Delta[] = [];
   let wake: (() => void) | undefined;
   const stop = options.signal;
   const notify = () => {
@@ -48,14 +87,18 @@ export async function* followEvents(
   const unsubscribe = options.feed?.subscribe(
     sessionId,
     (event) => {
-      pushed.push(event);
+      if (pushed.length < PUSHED_MAX) pushed.push(event);
+      else {
+        stats.overflow++;
+        overflowed = true;
+      }
       notify();
     },
     options.after,
   );
   try {
     for (;;) {
-      // Catch up from the durable log.
+      // Catch up from the durable log: the only source of durable events and of the position.
       for (let more = true; more;) {
         const page = await readPage(last ?? undefined);
         if (page.gap) options.onGap?.(last);
@@ -67,9 +110,19 @@ export async function* followEvents(
         }
         more = page.more;
       }
-      // Then live, until the feed shows that something was missed.
+      for (const delta of early) {
+        const base = deltaBase(delta.id) as string;
+        if (base === last) yield delta;
+        else if (last === null || compareEventIds(base, last) > 0) stats.ahead++;
+      }
+      early = [];
+      // Then live, until a push says the log has something newer.
       for (let inSync = true; inSync;) {
         if (stop?.aborted) return;
+        if (overflowed) {
+          overflowed = false;
+          break;
+        }
         if (pushed.length === 0) {
           const timedOut = await new Promise<boolean>((resolve) => {
             wake = () => resolve(false);
@@ -79,26 +132,36 @@ export async function* followEvents(
           if (timedOut) break;
         }
         while (pushed.length > 0 && inSync) {
-          const item = pushed.shift() as SessionEvent | EventHint;
-          if ('hint' in item) {
-            if (last === null || compareEventIds(item.id, last) > 0) inSync = false;
+          const item = pushed.shift();
+          if (typeof item !== 'object' || item === null || !('id' in item)) {
+            stats.malformed++;
             continue;
           }
-          if (item.kind === 'agent.delta') {
-            if (item.speculative) yield* held.offer(item);
-            // Best effort: shown when it follows what was yielded, never a resume point.
-            else if (last === null || compareEventIds(item.id, last) > 0) yield item;
+          if (!('kind' in item) || item.kind !== 'agent.delta') {
+            // A hint, or a durable event pushed whole: either way only its id is read.
+            const id = durableId(item.id);
+            if (id === null) stats.malformed++;
+            else if (last === null || compareEventIds(id, last) > 0) inSync = false;
             continue;
           }
-          if (last !== null && compareEventIds(item.id, last) <= 0) continue;
-          if (item.prev !== last) {
+          const parsed = SessionEvent.safeParse(item);
+          const base = deltaBase(item.id);
+          if (!parsed.success || parsed.data.kind !== 'agent.delta' || base === null) {
+            stats.malformed++;
+            continue;
+          }
+          const delta = parsed.data;
+          if (delta.speculative) {
+            yield* held.offer(delta);
+            continue;
+          }
+          // Best effort: shown right after the durable event it follows, never a resume point.
+          if (base === last) yield delta;
+          else if (last === null || compareEventIds(base, last) > 0) {
+            // It follows an event the follower has not read (or one that does not exist): read first.
+            if (early.length < PUSHED_MAX) early.push(delta);
             inSync = false;
-            continue;
           }
-          yield item;
-          last = item.id;
-          yield* held.settle(item);
-          if (item.kind === 'session.closed') return;
         }
       }
     }
