@@ -9,6 +9,7 @@ import type { Budget } from '../contract/usage.js';
 import { BUDGET } from '../contract/budget.js';
 import { recordRejection } from './intake.js';
 import { clipBytes, describeIssues } from '../contract/text.js';
+import { undecodableReason } from '../contract/undecodable.js';
 import { LIMITS, keepLast, type ControlEvent, type Goal, type SessionState } from '../contract/state.js';
 
 export type { ControlKind };
@@ -55,8 +56,10 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
   const row = CONTROL_SIGNALS[kind];
   const parsed = row.schema.safeParse(raw);
   if (!parsed.success) {
-    const reason = clipBytes(`invalid ${kind}: ${describeIssues(parsed.error)}`, BUDGET.reason);
-    recordRejection(state, { at: now, via: kind, messageId: null, reason }, 'invalid');
+    // A payload the worker's codec could not decode arrives as a marker (contract/undecodable.ts).
+    const undecodable = undecodableReason(raw);
+    const reason = clipBytes(undecodable ?? `invalid ${kind}: ${describeIssues(parsed.error)}`, BUDGET.reason);
+    recordRejection(state, { at: now, via: kind, messageId: null, reason }, undecodable ? 'undecodable' : 'invalid');
     return { kind: 'rejected', reason };
   }
   const payload = parsed.data as Record<string, unknown>;
