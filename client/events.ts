@@ -33,7 +33,7 @@ export interface FollowOptions {
 export interface FollowStats {
   /** Pushes that were not an event or hint with a well-formed id (`a.b`, `1e9.0`, no id at all). */
   malformed: number;
-  /** Deltas that claimed to follow a durable event the log did not hold when next read. */
+  /** Deltas that claimed to follow a durable event the log did not hold when read up to it. */
   ahead: number;
   /** Pushes dropped because more were waiting than the follower keeps (the log read covers them). */
   overflow: number;
@@ -41,7 +41,7 @@ export interface FollowStats {
 
 /** A fresh FollowStats, all zero. */
 export const newFollowStats = (): FollowStats => ({ malformed: 0, ahead: 0, overflow: 0 });
-/** Most pushes (and early deltas) kept between two log reads; a flood beyond it is dropped. */
+/** Most pushes kept waiting; a flood beyond it is dropped (and the next log read covers it). */
 const PUSHED_MAX = 1_000;
 /** An id part kept as a number: longer ones lose precision in `Number` and stop ordering. */
 const ID_PART = /^\d{1,15}$/;
@@ -75,8 +75,10 @@ export async function* followEvents(
   const pushed: unknown[] = [];
   // More was pushed than the follower keeps: the next log read covers what was dropped.
   let overflowed = false;
-  // Deltas that follow a durable event the follower has not read yet: shown once the log holds it.
-  let early: Delta[] = [];
+  let closed = false;
+  // An id the last read up to it did not find (forged, or not yet appended): deltas that claim to
+  // follow it or a later one are dropped without reading the log again, until the position moves.
+  let missing: string | null = null;
   let wake: (() => void) | undefined;
   const stop = options.signal;
   const notify = () => {
@@ -96,74 +98,80 @@ export async function* followEvents(
     },
     options.after,
   );
+  /**
+   * Yields what the log holds after the follower's position, up to `upTo` (everything when null): a
+   * push names the event it announces, so later ones wait for their own push and deltas pushed in
+   * between still show in the order the worker sent them.
+   */
+  async function* catchUp(upTo: string | null): AsyncGenerator<SessionEvent> {
+    const from = last;
+    reading: for (let more = true; more;) {
+      const page = await readPage(last ?? undefined);
+      if (page.gap) options.onGap?.(last);
+      more = page.more;
+      for (const event of page.events) {
+        if (upTo !== null && compareEventIds(event.id, upTo) > 0) break reading;
+        yield event;
+        last = event.id;
+        yield* held.settle(event);
+        if (event.kind === 'session.closed') {
+          closed = true;
+          return;
+        }
+      }
+    }
+    if (last !== from) missing = null;
+    if (upTo !== null && last !== upTo) missing = upTo;
+  }
   try {
-    for (;;) {
-      // Catch up from the durable log: the only source of durable events and of the position.
-      for (let more = true; more;) {
-        const page = await readPage(last ?? undefined);
-        if (page.gap) options.onGap?.(last);
-        for (const event of page.events) {
-          yield event;
-          last = event.id;
-          yield* held.settle(event);
-          if (event.kind === 'session.closed') return;
-        }
-        more = page.more;
+    // Catch up from the durable log: the only source of durable events and of the position.
+    yield* catchUp(null);
+    while (!closed) {
+      if (stop?.aborted) return;
+      if (overflowed) {
+        overflowed = false;
+        yield* catchUp(null);
+        continue;
       }
-      for (const delta of early) {
-        const base = deltaBase(delta.id) as string;
-        if (base === last) yield delta;
-        else if (last === null || compareEventIds(base, last) > 0) stats.ahead++;
-      }
-      early = [];
-      // Then live, until a push says the log has something newer.
-      for (let inSync = true; inSync;) {
+      if (pushed.length === 0) {
+        const timedOut = await new Promise<boolean>((resolve) => {
+          wake = () => resolve(false);
+          if (!options.feed) setTimeout(() => resolve(true), options.pollMs ?? 1_000);
+        });
         if (stop?.aborted) return;
-        if (overflowed) {
-          overflowed = false;
-          break;
-        }
-        if (pushed.length === 0) {
-          const timedOut = await new Promise<boolean>((resolve) => {
-            wake = () => resolve(false);
-            if (!options.feed) setTimeout(() => resolve(true), options.pollMs ?? 1_000);
-          });
-          if (stop?.aborted) return;
-          if (timedOut) break;
-        }
-        while (pushed.length > 0 && inSync) {
-          const item = pushed.shift();
-          if (typeof item !== 'object' || item === null || !('id' in item)) {
-            stats.malformed++;
-            continue;
-          }
-          if (!('kind' in item) || item.kind !== 'agent.delta') {
-            // A hint, or a durable event pushed whole: either way only its id is read.
-            const id = durableId(item.id);
-            if (id === null) stats.malformed++;
-            else if (last === null || compareEventIds(id, last) > 0) inSync = false;
-            continue;
-          }
-          const parsed = SessionEvent.safeParse(item);
-          const base = deltaBase(item.id);
-          if (!parsed.success || parsed.data.kind !== 'agent.delta' || base === null) {
-            stats.malformed++;
-            continue;
-          }
-          const delta = parsed.data;
-          if (delta.speculative) {
-            yield* held.offer(delta);
-            continue;
-          }
-          // Best effort: shown right after the durable event it follows, never a resume point.
-          if (base === last) yield delta;
-          else if (last === null || compareEventIds(base, last) > 0) {
-            // It follows an event the follower has not read (or one that does not exist): read first.
-            if (early.length < PUSHED_MAX) early.push(delta);
-            inSync = false;
-          }
-        }
+        if (timedOut) yield* catchUp(null);
+        continue;
       }
+      const item = pushed.shift();
+      if (typeof item !== 'object' || item === null || !('id' in item)) {
+        stats.malformed++;
+        continue;
+      }
+      if (!('kind' in item) || item.kind !== 'agent.delta') {
+        // A hint, or a durable event pushed whole: either way only its id is read.
+        const id = durableId(item.id);
+        if (id === null) stats.malformed++;
+        else if (last === null || compareEventIds(id, last) > 0) yield* catchUp(id);
+        continue;
+      }
+      const parsed = SessionEvent.safeParse(item);
+      const base = deltaBase(item.id);
+      if (!parsed.success || parsed.data.kind !== 'agent.delta' || base === null) {
+        stats.malformed++;
+        continue;
+      }
+      const delta = parsed.data;
+      if (delta.speculative) {
+        yield* held.offer(delta);
+        continue;
+      }
+      // Best effort: shown right after the durable event it follows, never a resume point. One that
+      // follows an event the follower has not read yet waits for the log to show that event.
+      if (last === null || compareEventIds(base, last) > 0) {
+        if (missing === null || compareEventIds(base, missing) < 0) yield* catchUp(base);
+        if (base !== last) stats.ahead++;
+      }
+      if (base === last) yield delta;
     }
   } finally {
     unsubscribe?.();
