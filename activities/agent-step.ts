@@ -90,6 +90,7 @@ export function resolveCalls(
       };
     }
     const decision = policyDecision(spec, call.arguments, policy);
+    const required = spec.requiresApproval || savesUserMemory(spec, call.arguments);
     return {
       callId: call.callId,
       tool: spec.tool,
@@ -97,9 +98,10 @@ export function resolveCalls(
       toolset: spec.toolset,
       execution: spec.execution,
       // A denied call says it needs approval too: a workflow that predates policies then waits instead of running it.
+      // An allow lifts the toolset's own approval only when its rule names that toolset outright.
       requiresApproval: decision
-        ? decision.effect !== 'allow'
-        : spec.requiresApproval || savesUserMemory(spec, call.arguments),
+        ? decision.effect !== 'allow' || (required && !policy?.policy.liftsApproval(decision, spec.toolset))
+        : required,
       argumentError: validator.check(spec.inputSchema, call.arguments),
       policy: decision,
     };

@@ -7,14 +7,21 @@
  * the file is the one recorded. When none matches, the toolset's own `requiresApproval` decides.
  *
  * Argument conditions read what the model wrote, so they are a tripwire, not a sandbox: a tool that
- * takes a path it does not show as an argument, or follows links, still needs its own checks.
+ * takes a path it does not show as an argument, or follows links, still needs its own checks. They
+ * read conservatively: a deny or approve rule's condition holds when any value it reads matches (or
+ * cannot be read: an unresolved command word, arguments past the bounds); an allow rule's holds only
+ * when every value it reads matches. An allow rule does not lift a toolset's own `requiresApproval`
+ * unless its `toolset` names that toolset outright (see {@link ToolPolicy.liftsApproval}).
  */
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { posix } from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { SessionKind } from '../contract/activity-contract.js';
 import { PolicyEffect, type PolicyDecision } from '../contract/transcript.js';
+import { analyseArgv, analyseCommandLine, type CommandAnalysis } from './command-line.js';
 import { parseToolArguments } from './tool-arguments.js';
 
 const text = () => z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') });
@@ -50,13 +57,29 @@ export const PolicyRule = z
      * string (`host`), and the `command`, `cmd`, `program`, `executable` and `shell` arguments (`command`).
      */
     arguments: Strings.optional(),
-    /** Matches when any path argument lies under one of these prefixes (after normalising `.` and `..`). */
+    /**
+     * Matches when any path argument lies under one of these prefixes (after normalising `.`, `..`,
+     * `\\`, `file:` URLs and Windows drive paths). `~`, `~user`, `$HOME` and `${HOME}` mean any home
+     * folder: `~/.ssh` holds `/home/alice/.ssh`, `/root/.ssh`, `/Users/bob/.ssh` and `C:\\Users\\bob\\.ssh`.
+     * A relative prefix (`.env`, `secrets/prod`) names segments found anywhere in a path (`app/.env`);
+     * one written `./…` stays relative to where the tool runs.
+     */
     pathPrefix: Strings.optional(),
     /** Matches when any path argument lies outside every one of these prefixes. */
     pathOutside: Strings.optional(),
-    /** Matches when any URL argument's host matches one of these globs (`*.example.com`; case-insensitive). */
+    /** Compare paths ignoring case (for tools that reach case-insensitive file systems: Windows, macOS). */
+    ignoreCase: z.boolean({ error: 'must be true or false' }).optional(),
+    /**
+     * Matches when any URL argument's host matches one of these: name globs (`*.example.com`;
+     * case-insensitive), IP addresses or CIDR ranges (`169.254.0.0/16`, `fd00::/8`). Addresses
+     * compare as numbers, whichever way the URL writes them (`0xA9FEA9FE`, `2852039166`,
+     * `[::ffff:169.254.169.254]`).
+     */
     host: Strings.optional(),
-    /** Matches when any command in a command argument is one of these names (globs; `rm`, `git`). */
+    /**
+     * Matches when any command a command argument runs is one of these names (globs; `rm`, `git`):
+     * through shells' `-c`, `env`, `sudo`, `xargs`, `timeout` and other prefixes, quotes and escapes.
+     */
     command: Strings.optional(),
   })
   .strict();
@@ -117,10 +140,10 @@ interface CompiledRule {
   tool?: Glob;
   toolset?: Glob;
   riskTags?: Set<string>;
-  host?: Glob;
+  host?: HostMatcher;
   command?: Glob;
-  pathPrefix?: string[];
-  pathOutside?: string[];
+  pathPrefix?: PathPrefix[];
+  pathOutside?: PathPrefix[];
 }
 
 /** Ordered allow/approve/deny rules, compiled once; {@link decide} is called for every resolved call. */
@@ -135,10 +158,12 @@ export class ToolPolicy {
       ...(rule.tool ? { tool: new Glob(rule.tool, false) } : {}),
       ...(rule.toolset ? { toolset: new Glob(rule.toolset, false) } : {}),
       ...(rule.riskTags ? { riskTags: new Set(rule.riskTags) } : {}),
-      ...(rule.host ? { host: new Glob(rule.host.map(normaliseHost), true) } : {}),
+      ...(rule.host ? { host: new HostMatcher(rule.host) } : {}),
       ...(rule.command ? { command: new Glob(rule.command, false) } : {}),
-      ...(rule.pathPrefix ? { pathPrefix: rule.pathPrefix.map((p) => normalisePath(p).path) } : {}),
-      ...(rule.pathOutside ? { pathOutside: rule.pathOutside.map((p) => normalisePath(p).path) } : {}),
+      ...(rule.pathPrefix ? { pathPrefix: rule.pathPrefix.map((p) => pathPrefix(p, rule.ignoreCase ?? false)) } : {}),
+      ...(rule.pathOutside
+        ? { pathOutside: rule.pathOutside.map((p) => pathPrefix(p, rule.ignoreCase ?? false)) }
+        : {}),
     }));
   }
 
@@ -182,6 +207,17 @@ export class ToolPolicy {
     if (!best) return null;
     return { effect: best.rule.effect, rule: best.id, index: best.index, reason: best.rule.reason ?? null };
   }
+
+  /**
+   * Whether `decision` (an allow) may lift the approval the call's toolset requires: only when the
+   * rule's `toolset` names that toolset outright (no glob), so `tool: read_*` cannot waive the
+   * approval a toolset demands for its `read_and_delete`.
+   */
+  liftsApproval(decision: PolicyDecision, toolset: string | null): boolean {
+    if (decision.effect !== 'allow') return false;
+    const named = this.rules[decision.index]?.rule.toolset;
+    return named !== undefined && named.includes(toolset ?? 'builtin');
+  }
 }
 
 function matches(compiled: CompiledRule, call: PolicyCall, args: ArgumentView): boolean {
@@ -194,17 +230,35 @@ function matches(compiled: CompiledRule, call: PolicyCall, args: ArgumentView): 
   const readsArguments = Boolean(compiled.pathPrefix || compiled.pathOutside || compiled.host || compiled.command);
   // Arguments too large or deep to read in full cannot prove a deny or approve rule does not apply.
   if (readsArguments && rule.effect !== 'allow' && args.exceedsBounds()) return true;
+  const allow = rule.effect === 'allow';
+  // A deny or approve rule holds when any value it reads matches; an allow rule when every one does.
+  const holds = <T>(values: T[], test: (value: T) => boolean) =>
+    allow ? values.length > 0 && values.every(test) : values.some(test);
   if (compiled.pathPrefix || compiled.pathOutside) {
-    const paths = args.paths(named);
+    const paths = args.paths(named, rule.ignoreCase ?? false);
     // A relative path that climbs above its start with `..` cannot be placed: it may be anywhere, so
     // it counts as inside a deny or approve rule's prefixes and inside none of an allow rule's.
-    const under = (p: NormalisedPath, prefixes: string[]) =>
-      p.escapes ? rule.effect !== 'allow' : prefixes.some((prefix) => isUnder(p.path, prefix));
-    if (compiled.pathPrefix && !paths.some((p) => under(p, compiled.pathPrefix ?? []))) return false;
-    if (compiled.pathOutside && !paths.some((p) => p.escapes || !under(p, compiled.pathOutside ?? []))) return false;
+    // Relative prefixes match at any depth where that widens a deny or approve rule, and stay
+    // anchored where that would widen an allow rule.
+    const under = (p: NormalisedPath, prefixes: PathPrefix[], anywhere: boolean) =>
+      p.escapes ? !allow : prefixes.some((prefix) => isUnder(p, prefix, anywhere));
+    const prefix = compiled.pathPrefix;
+    if (prefix && !holds(paths, (p) => under(p, prefix, !allow))) return false;
+    const outside = compiled.pathOutside;
+    if (outside && !holds(paths, (p) => p.escapes || !under(p, outside, allow))) return false;
   }
-  if (compiled.host && !args.hosts(named).some((h) => compiled.host?.test(h))) return false;
-  if (compiled.command && !args.commands(named).some((c) => compiled.command?.test(c))) return false;
+  if (compiled.host) {
+    const host = compiled.host;
+    if (!holds(args.hosts(named), (h) => host.test(h))) return false;
+  }
+  if (compiled.command) {
+    const command = compiled.command;
+    const { names, unresolved } = args.commands(named);
+    // A command word that cannot be known might be any command.
+    if (unresolved) {
+      if (allow) return false;
+    } else if (!holds(names, (c) => command.test(c))) return false;
+  }
   return true;
 }
 
@@ -229,16 +283,37 @@ class Glob {
 }
 
 interface NormalisedPath {
-  path: string;
+  /** The path as compared, and the same path with its home folder written `~` (and `~` expanded). */
+  forms: string[];
   /** A relative path whose `..` climbs above where it starts. */
   escapes: boolean;
 }
 
+/** A rule's path prefix as compared. */
+interface PathPrefix {
+  path: string;
+  /** Relative and not written `./…`: its segments may be found anywhere in a path. */
+  segments: boolean;
+}
+
+/** Home folders as paths write them, each followed by `/` or the end: all read as `~`. */
+const HOME_FORMS = [
+  /^\$\{?HOME\}?(?=\/|$)/,
+  /^~[A-Za-z0-9._-]*(?=\/|$)/,
+  /^\/home\/[^/]+(?=\/|$)/,
+  /^\/root(?=\/|$)/,
+  /^\/Users\/[^/]+(?=\/|$)/i,
+  /^\/[a-z]:\/(users|documents and settings)\/[^/]+(?=\/|$)/i,
+];
+
 /**
- * A path with `\` read as `/`, `file:` URLs as their path, `.` and `..` resolved and no trailing
- * slash. An absolute path cannot climb above `/`; a relative one that does is marked `escapes`.
+ * A path with `\` read as `/`, `file:` URLs as their path, Windows drive paths as `/c:/…` and UNC
+ * paths as `//server/…` (absolute either way), `.` and `..` resolved and no trailing slash. An
+ * absolute path cannot climb above `/`; a relative one that does is marked `escapes`. Besides the
+ * path itself, `forms` holds it with its home folder written `~`, and with `~` expanded to this
+ * worker's home, so `~/.ssh` meets `/home/alice/.ssh` and `$HOME/.ssh` either way round.
  */
-export function normalisePath(value: string): NormalisedPath {
+export function normalisePath(value: string, ignoreCase = false): NormalisedPath {
   let raw = value.trim();
   if (/^file:/i.test(raw)) {
     try {
@@ -248,20 +323,47 @@ export function normalisePath(value: string): NormalisedPath {
     }
   }
   raw = raw.replace(/\\/g, '/');
+  // Win32 namespaces (`\\?\C:\…`, `\\.\C:\…`) name the same files as the path after them.
+  raw = raw.replace(/^\/\/[?.]\/(?=[A-Za-z]:)/, '');
+  let unc = false;
+  if (/^[A-Za-z]:(\/|$)/.test(raw)) raw = `/${raw.slice(0, 1).toLowerCase()}${raw.slice(1)}`;
+  else if (/^\/[A-Za-z]:(\/|$)/.test(raw)) raw = `/${raw.slice(1, 2).toLowerCase()}${raw.slice(2)}`;
+  else if (/^\/\/[^/]/.test(raw)) unc = true;
   const normal = posix.normalize(raw === '' ? '.' : raw);
-  const path = normal.length > 1 ? normal.replace(/\/+$/, '') : normal;
-  return { path, escapes: path === '..' || path.startsWith('../') };
+  let path = normal.length > 1 ? normal.replace(/\/+$/, '') : normal;
+  if (ignoreCase) path = path.toLowerCase();
+  // `\\server\share` is a UNC path on Windows, and `//etc` is `/etc` on POSIX: both are kept.
+  const forms = unc ? [path.startsWith('//') ? path : `/${path}`, path.replace(/^\/+/, '/')] : [path];
+  const home = HOME_FORMS.find((form) => form.test(path));
+  if (home) {
+    const tilde = path.replace(home, '~');
+    if (tilde !== path) forms.push(tilde);
+    const own = ignoreCase ? homedir().toLowerCase() : homedir();
+    if (own.startsWith('/')) forms.push(`${own}${tilde.slice(1)}`);
+  }
+  return { forms, escapes: path === '..' || path.startsWith('../') };
 }
 
-/** Whether `path` is `prefix` or inside it, by whole segments (`/etc` does not hold `/etcetera`). */
-function isUnder(path: string, prefix: string): boolean {
-  if (prefix === '/' || prefix === '.') return prefix === '/' ? path.startsWith('/') : !path.startsWith('/');
-  return path === prefix || path.startsWith(`${prefix}/`);
+function pathPrefix(value: string, ignoreCase: boolean): PathPrefix {
+  const trimmed = value.trim().replace(/\\/g, '/');
+  const normal = normalisePath(value, ignoreCase);
+  // A rule names a home folder as `~`, whichever way it was written.
+  const path = normal.forms.find((f) => f.startsWith('~')) ?? normal.forms[0] ?? '.';
+  const anchored = /^(\.{1,2}(\/|$)|\/|~|\$)/.test(trimmed) || /^[A-Za-z]:/.test(trimmed);
+  return { path, segments: !anchored && path !== '.' };
 }
 
-/** A host as compared: lowercase, no trailing dot. */
-function normaliseHost(host: string): string {
-  return host.toLowerCase().replace(/\.$/, '');
+/**
+ * Whether `path` is `prefix` or inside it, by whole segments (`/etc` does not hold `/etcetera`).
+ * With `anywhere`, a relative prefix may also start at any segment of the path (`.env` in `app/.env`).
+ */
+function isUnder(path: NormalisedPath, prefix: PathPrefix, anywhere: boolean): boolean {
+  return path.forms.some((form) => {
+    if (prefix.path === '/') return form.startsWith('/');
+    if (prefix.path === '.') return !form.startsWith('/') && !form.startsWith('~');
+    if (form === prefix.path || form.startsWith(`${prefix.path}/`)) return true;
+    return anywhere && prefix.segments && `/${form}/`.includes(`/${prefix.path}/`);
+  });
 }
 
 function looksLikePath(value: string): boolean {
@@ -269,43 +371,128 @@ function looksLikePath(value: string): boolean {
   return /^(\/|~|\.)/.test(value) || /[\\/]/.test(value);
 }
 
-/** The hosts of the URLs in `value`: the whole string, or any whitespace-separated word with `://`. */
+/** Schemes whose URLs Node's URL parser (and fetch) read a host from even without `//` (`http:host`). */
+const SPECIAL_SCHEME = /(?:^|[^A-Za-z0-9+.-])((?:https?|wss?|ftp):)/gi;
+
+/**
+ * The hosts of the URLs in `value`, as Node's URL parser (the one fetch uses) reads them: so
+ * `http:host`, `http:\\host\`, `HTTP://Host.` and numeric addresses (`http://2852039166/`,
+ * `0xA9.0376.0xA9FE`) give the host fetch would reach. A URL may start anywhere in a word
+ * (`--url=http://…`); a word with `://` and another scheme gives that URL's host. With `bare` (a
+ * named argument), a word that is only a host (`example.com`, `db:5432`, `10.0.0.1`) counts too.
+ */
 function urlHosts(value: string, bare: boolean): string[] {
-  const words = value.includes(' ') || value.includes('\n') ? value.split(/\s+/) : [value];
   const hosts: string[] = [];
-  for (const word of words) {
+  const add = (url: string) => {
+    try {
+      const { hostname } = new URL(url);
+      if (hostname) hosts.push(normaliseHost(hostname));
+    } catch {
+      // Not a URL: no host (fetch refuses it too).
+    }
+  };
+  for (const match of value.matchAll(SPECIAL_SCHEME)) {
+    const start = (match.index ?? 0) + match[0].length - (match[1]?.length ?? 0);
+    // The URL runs to the next space or quote; a bracketed IPv6 host keeps its brackets. The URL
+    // parser drops tabs and newlines inside a URL, so the part up to one counts as well as past it.
+    const url = value.slice(start).split(/[ \f\v"'<>`]/)[0] ?? '';
+    add(url);
+    const line = url.split(/\s/)[0] ?? '';
+    if (line !== url) add(line);
+    // Prose may close a bracket or end a sentence right after the URL.
+    const trimmed = url.replace(/[)}\],.;:!?]+$/, '');
+    if (trimmed !== url) add(trimmed);
+  }
+  for (const word of value.split(/\s+/)) {
     const candidate = word.replace(/^[("'<[]+|[)"'>\],.;:!?]+$/g, '');
-    if (candidate.includes('://')) {
-      try {
-        const { hostname } = new URL(candidate);
-        if (hostname) hosts.push(normaliseHost(hostname));
-      } catch {
-        // Not a URL: no host.
-      }
-    } else if (bare && /^[A-Za-z0-9.-]+(:\d+)?$/.test(candidate)) {
-      // A named host argument may be a bare host name (`example.com`, `db:5432`).
-      hosts.push(normaliseHost(candidate.replace(/:\d+$/, '')));
+    if (candidate.includes('://') && !/(?:https?|wss?|ftp):/i.test(candidate)) add(candidate);
+    else if (bare && /^[A-Za-z0-9.:_-]+$/.test(candidate)) {
+      // A named argument may be a bare host (`example.com`, `db:5432`, `::1`): read as a URL would be.
+      add(`http://${candidate.split(':').length > 2 ? `[${candidate}]` : candidate}/`);
     }
   }
   return hosts;
 }
 
-/**
- * The command names in a command line: the first word of each part separated by `;`, `&&`, `||`,
- * `|`, `&`, a newline or a command substitution, after `sudo`, `env` and `NAME=value` prefixes,
- * without its folder (`/bin/rm` is `rm`).
- */
-export function commandNames(line: string): string[] {
-  const names: string[] = [];
-  for (const part of line.split(/;|&&|\|\||\||&|\n|\$\(|`/)) {
-    const words = part.trim().split(/\s+/).filter(Boolean);
-    let i = 0;
-    while (i < words.length && (/^(sudo|env|exec|nohup|command)$/.test(words[i] ?? '') || /^\w+=/.test(words[i] ?? '')))
-      i++;
-    const word = words[i]?.replace(/^["'(]+|["')]+$/g, '');
-    if (word) names.push(word.split(/[\\/]/).pop() ?? word);
+/** A host as compared: lowercase, no trailing dot, no brackets around an IPv6 address. */
+function normaliseHost(host: string): string {
+  return host
+    .toLowerCase()
+    .replace(/\.$/, '')
+    .replace(/^\[(.*)\]$/, '$1');
+}
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+
+/** The address a host names, and an IPv4 address inside an IPv6 one (mapped, compatible, NAT64, 6to4). */
+function addresses(host: string): Address[] {
+  if (!ipaddr.isValid(host)) return [];
+  const parsed = ipaddr.parse(host);
+  const found: Address[] = [parsed];
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    const bytes = v6.toByteArray();
+    const range = v6.range();
+    if (v6.isIPv4MappedAddress()) found.push(v6.toIPv4Address());
+    else if (range === '6to4') found.push(new ipaddr.IPv4(bytes.slice(2, 6)));
+    else if (range === 'rfc6052' || range === 'rfc6145' || bytes.slice(0, 12).every((b) => b === 0)) {
+      found.push(new ipaddr.IPv4(bytes.slice(12, 16)));
+    }
   }
-  return names;
+  return found;
+}
+
+/**
+ * A rule's `host` list: name globs, and addresses or CIDR ranges compared as numbers. A rule's
+ * address goes through the URL parser too, so it may be written any way a URL could write it.
+ */
+class HostMatcher {
+  private readonly names: Glob | undefined;
+  private readonly ranges: Array<[Address, number]> = [];
+
+  constructor(entries: string[]) {
+    const names: string[] = [];
+    for (const entry of entries) {
+      const range = cidr(entry) ?? single(entry);
+      if (range) this.ranges.push(range);
+      else names.push(normaliseHost(entry));
+    }
+    this.names = names.length > 0 ? new Glob(names, true) : undefined;
+  }
+
+  test(host: string): boolean {
+    if (this.names?.test(host)) return true;
+    return addresses(host).some((address) =>
+      this.ranges.some(([base, bits]) => base.kind() === address.kind() && address.match(base, bits)),
+    );
+  }
+}
+
+function cidr(entry: string): [Address, number] | undefined {
+  if (!entry.includes('/')) return undefined;
+  try {
+    return ipaddr.parseCIDR(normaliseHost(entry));
+  } catch {
+    return undefined;
+  }
+}
+
+function single(entry: string): [Address, number] | undefined {
+  if (/[*?]/.test(entry)) return undefined;
+  const host = normaliseHost(entry);
+  let parsed: string;
+  try {
+    parsed = normaliseHost(new URL(`http://${ipaddr.IPv6.isValid(host) ? `[${host}]` : host}/`).hostname);
+  } catch {
+    return undefined;
+  }
+  const [address] = addresses(parsed);
+  return address ? [address, address.kind() === 'ipv4' ? 32 : 128] : undefined;
+}
+
+/** The command names in a command line (see command-line.ts), for callers that want names only. */
+export function commandNames(line: string): string[] {
+  return analyseCommandLine(line).names;
 }
 
 /** The call's arguments, parsed once, read by each rule as it needs. */
@@ -324,25 +511,36 @@ class ArgumentView {
     return this.oversized;
   }
 
-  paths(named: string[] | undefined): NormalisedPath[] {
+  paths(named: string[] | undefined, ignoreCase: boolean): NormalisedPath[] {
     const values = named ? this.at(named) : strings(this.value).filter(looksLikePath);
-    return values.map(normalisePath);
+    // A value with spaces may be a command line or prose naming paths: each word that looks like
+    // one is a path too (the whole value still counts, for a file name with spaces).
+    const words = values.flatMap((v) => (/\s/.test(v) ? v.split(/\s+/).filter(looksLikePath) : []));
+    return [...values, ...words].map((v) => normalisePath(v, ignoreCase));
   }
 
   hosts(named: string[] | undefined): string[] {
     return (named ? this.at(named) : strings(this.value)).flatMap((v) => urlHosts(v, named !== undefined));
   }
 
-  commands(named: string[] | undefined): string[] {
+  commands(named: string[] | undefined): CommandAnalysis {
     const keys = named ?? COMMAND_ARGUMENTS;
-    const names: string[] = [];
+    const found: CommandAnalysis = { names: [], unresolved: false };
+    const merge = (analysis: CommandAnalysis) => {
+      found.names.push(...analysis.names);
+      found.unresolved ||= analysis.unresolved;
+    };
     for (const key of keys) {
       const value = lookup(this.value, key);
-      // An argv list names its command first; a string is a command line.
-      if (Array.isArray(value) && typeof value[0] === 'string') names.push(...commandNames(value[0]));
-      else names.push(...strings(value).flatMap(commandNames));
+      // An argv list is one command's words (`["sh", "-c", "rm x"]`); a string is a command line.
+      if (Array.isArray(value) && value.length > 0 && value.every((w) => typeof w === 'string')) {
+        merge(analyseArgv(value));
+      } else if (Array.isArray(value) && value.length > 0) {
+        // A list holding other than strings: what runs cannot be read from it.
+        found.unresolved = true;
+      } else for (const line of strings(value)) merge(analyseCommandLine(line));
     }
-    return names;
+    return found;
   }
 
   private at(named: string[]): string[] {

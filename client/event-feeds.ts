@@ -2,10 +2,17 @@
  * Live event transports. In one process (`npm start`, tests) events go through an EventEmitter;
  * across processes (the cluster) through PostgreSQL LISTEN/NOTIFY on the database the cluster
  * already runs. Both are best effort: SessionClient.events fills any gap from the durable log.
+ *
+ * A push is a hint: any role that can log in to that database can NOTIFY the channel, so followers
+ * (client/events.ts) read durable events from the log and take only ids from a push. Agent deltas,
+ * the one content shown from a push, carry a MAC under the worker's control key when control keys
+ * are configured, and a subscriber with keys drops a delta without a valid one.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
-import type { EventHint, EventPublisher, SessionEvent } from '../contract/events.js';
+import { canonicalJson, controlMac, parseControlKeys, type ControlKey } from '../contract/control-signature.js';
+import { SessionEvent, type EventHint, type EventPublisher } from '../contract/events.js';
 
 type Listener = (event: SessionEvent | EventHint) => void;
 /** The emitter event every Session's events also go to (session ids never contain a space). */
@@ -43,6 +50,22 @@ export class InProcessEventFeed implements EventPublisher {
 
 /** The NOTIFY channel events travel on. */
 export const EVENTS_CHANNEL = 'harness_events';
+
+/** The text a pushed delta's MAC covers (HMAC-SHA256 under a control key, base64url). */
+export function deltaSigningInput(sessionId: string, event: unknown): string {
+  return `session-harness/delta/v1\n${sessionId}\n${canonicalJson(event)}`;
+}
+
+/** The keys that sign and check pushed deltas: HARNESS_CONTROL_KEYS, else HARNESS_CONTROL_KEY, else none. */
+export function deltaKeysFromEnv(env: NodeJS.ProcessEnv = process.env): ControlKey[] {
+  const set = env.HARNESS_CONTROL_KEYS?.trim();
+  if (set) return parseControlKeys(set, 'HARNESS_CONTROL_KEYS');
+  const single = env.HARNESS_CONTROL_KEY?.trim();
+  return single ? parseControlKeys(single, 'HARNESS_CONTROL_KEY') : [];
+}
+
+/** Longest session id a notification may name (SessionId allows 128 characters). */
+const SESSION_ID_MAX = 256;
 /** PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more. */
 const NOTIFY_MAX_BYTES = 7_900;
 
@@ -62,17 +85,23 @@ export class PostgresEventFeed implements EventPublisher {
 
   private readonly log: (line: string) => void;
   private readonly contentFree: boolean;
+  private readonly keys: readonly ControlKey[];
+  /** Notifications dropped on arrival: not JSON, not an event or hint, or a delta without a valid MAC. */
+  dropped = 0;
 
   /**
    * `contentFree`: push only ids (hints), never event content (set when payloads are encrypted);
-   * agent deltas, which are content only, are then not pushed at all.
+   * agent deltas, which are content only, are then not pushed at all. `controlKeys` (default: from
+   * HARNESS_CONTROL_KEYS or HARNESS_CONTROL_KEY): the first signs the deltas this feed publishes, and
+   * with any key given, a delta received without a valid MAC under one of them is dropped.
    */
   constructor(
     private readonly url: string,
-    options: { log?: (line: string) => void; contentFree?: boolean } = {},
+    options: { log?: (line: string) => void; contentFree?: boolean; controlKeys?: readonly ControlKey[] } = {},
   ) {
     this.log = options.log ?? (() => {});
     this.contentFree = options.contentFree ?? false;
+    this.keys = options.controlKeys ?? deltaKeysFromEnv();
     this.pool = new pg.Pool({ connectionString: url, max: 2 });
     this.pool.on('error', (err) => this.log(`events: notify connection failed: ${err.message}`));
   }
@@ -85,6 +114,11 @@ export class PostgresEventFeed implements EventPublisher {
       // encrypted it is not published at all (the reply reaches subscribers through the codec, in
       // `turn.finished`). The agent step keeps deltas well under the limit; one over it is dropped.
       if (this.contentFree || tooLarge) return;
+      const key = this.keys[0];
+      if (key) {
+        const mac = controlMac(key.secret, deltaSigningInput(sessionId, event));
+        payload = JSON.stringify({ s: sessionId, e: event, m: { k: key.id, mac } });
+      }
       // One step's deltas are joined in the order sent; the pool's two connections could swap them.
       this.deltas = this.deltas.then(() => this.notify(payload));
       return;
@@ -123,12 +157,11 @@ export class PostgresEventFeed implements EventPublisher {
       const client = new pg.Client({ connectionString: this.url });
       client.on('notification', (message) => {
         if (message.channel !== EVENTS_CHANNEL || !message.payload) return;
-        try {
-          const { s, e } = JSON.parse(message.payload) as { s: string; e: SessionEvent };
-          this.local.publish(s, e);
-        } catch {
-          this.log('events: ignored a notification that is not JSON');
-        }
+        const received = this.accept(message.payload);
+        if (typeof received === 'string') {
+          this.dropped++;
+          this.log(`events: dropped a notification: ${received}`);
+        } else this.local.publish(received.sessionId, received.event);
       });
       client.on('error', (err) => {
         this.log(`events: listening connection lost (${err.message}); reconnecting on next subscribe`);
@@ -144,6 +177,43 @@ export class PostgresEventFeed implements EventPublisher {
       this.connecting = undefined;
     });
     return this.connecting;
+  }
+
+  /** A notification as subscribers get it, or why it is dropped. Never throws. */
+  private accept(text: string): { sessionId: string; event: SessionEvent | EventHint } | string {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      return 'not JSON';
+    }
+    if (typeof raw !== 'object' || raw === null) return 'not an object';
+    const { s, e, m } = raw as { s?: unknown; e?: unknown; m?: unknown };
+    if (typeof s !== 'string' || s.length === 0 || s.length > SESSION_ID_MAX) return 'no session id';
+    if (typeof e === 'object' && e !== null && (e as { hint?: unknown }).hint === true) {
+      const id = (e as { id?: unknown }).id;
+      return typeof id === 'string' && /^\d{1,15}\.\d{1,15}$/.test(id)
+        ? { sessionId: s, event: { hint: true, id } }
+        : 'bad hint id';
+    }
+    const parsed = SessionEvent.safeParse(e);
+    if (!parsed.success) return 'not an event';
+    const event = parsed.data;
+    // The MAC covers the delta as sent (canonical JSON), not as parsed here.
+    if (event.kind === 'agent.delta' && this.keys.length > 0 && !this.validMac(s, e, m)) {
+      return `delta for ${s} without a valid MAC`;
+    }
+    return { sessionId: s, event };
+  }
+
+  private validMac(sessionId: string, event: unknown, m: unknown): boolean {
+    if (typeof m !== 'object' || m === null) return false;
+    const { k, mac } = m as { k?: unknown; mac?: unknown };
+    const key = this.keys.find((candidate) => candidate.id === k);
+    if (!key || typeof mac !== 'string') return false;
+    const expected = Buffer.from(controlMac(key.secret, deltaSigningInput(sessionId, event)));
+    const given = Buffer.from(mac);
+    return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
   async close(): Promise<void> {

@@ -1,17 +1,18 @@
 /**
  * Following a Session's events: first what the durable log holds after the caller's last id, then
- * the live feed. A live event whose `prev` is not the last one yielded (the feed dropped one, or a
- * worker restarted between pushing two) sends the follower back to the log, so it yields every
- * durable event exactly once and in order. Without a feed it reads the log every `pollMs`. Deltas of
- * a speculative agent step wait for their input's decision (SpeculativeDeltas).
+ * the live feed. A push is a hint, never content: whoever can reach the transport (any role that can
+ * log in to the events database can NOTIFY) can push anything, so a pushed durable event only tells
+ * the follower that the log may have something newer; what it yields, and where it stands, come from
+ * the log. It yields every durable event exactly once and in order. Without a feed it reads the log
+ * every `pollMs`.
+ *
+ * The one thing shown from a push is an agent delta (best effort text, never in the log), when it
+ * follows the last durable event the follower yielded; a feed that has control keys drops deltas
+ * without a valid MAC before they get here (PostgresEventFeed). Deltas of a speculative agent step
+ * wait for their input's decision (SpeculativeDeltas). A push that is malformed, or a delta that
+ * claims a place the log does not reach, is dropped and counted in `stats`, never thrown.
  */
-import {
-  compareEventIds,
-  type EventFeed,
-  type EventHint,
-  type EventsPage,
-  type SessionEvent,
-} from '../contract/events.js';
+import { compareEventIds, SessionEvent, type EventFeed, type EventsPage } from '../contract/events.js';
 
 export interface FollowOptions {
   /** The last event id already seen; the follower yields only newer ones. Absent: all the log keeps. */
@@ -24,6 +25,39 @@ export interface FollowOptions {
   signal?: AbortSignal;
   /** Called when the bounded log dropped events after `after` before they were read. */
   onGap?: (after: string | null) => void;
+  /** Counts what the follower dropped from its feed; pass one to read it (logs, metrics, tests). */
+  stats?: FollowStats;
+}
+
+/** What a follower dropped from its live feed. */
+export interface FollowStats {
+  /** Pushes that were not an event or hint with a well-formed id (`a.b`, `1e9.0`, no id at all). */
+  malformed: number;
+  /** Deltas that claimed to follow a durable event the log did not hold when read up to it. */
+  ahead: number;
+  /** Pushes dropped because more were waiting than the follower keeps (the log read covers them). */
+  overflow: number;
+}
+
+/** A fresh FollowStats, all zero. */
+export const newFollowStats = (): FollowStats => ({ malformed: 0, ahead: 0, overflow: 0 });
+/** Most pushes kept waiting; a flood beyond it is dropped (and the next log read covers it). */
+const PUSHED_MAX = 1_000;
+/** An id part kept as a number: longer ones lose precision in `Number` and stop ordering. */
+const ID_PART = /^\d{1,15}$/;
+
+/** `id` when it is a durable event's id (`12.3`), else null. */
+function durableId(id: unknown): string | null {
+  if (typeof id !== 'string') return null;
+  const [seq, ordinal, ...rest] = id.split('.');
+  return rest.length === 0 && ID_PART.test(seq ?? '') && ID_PART.test(ordinal ?? '') ? id : null;
+}
+
+/** The durable id a delta follows (`12.3` of `12.3~4`), or null when `id` is not a delta's id. */
+function deltaBase(id: unknown): string | null {
+  if (typeof id !== 'string') return null;
+  const [base, n, ...rest] = id.split('~');
+  return rest.length === 0 && ID_PART.test(n ?? '') ? durableId(base) : null;
 }
 
 /** Reads one page of the log after an id. */
@@ -36,8 +70,15 @@ export async function* followEvents(
   options: FollowOptions = {},
 ): AsyncGenerator<SessionEvent> {
   let last: string | null = options.after ?? null;
+  const stats = options.stats ?? newFollowStats();
   const held = new SpeculativeDeltas();
-  const pushed: Array<SessionEvent | EventHint> = [];
+  const pushed: unknown[] = [];
+  // More was pushed than the follower keeps: the next log read covers what was dropped.
+  let overflowed = false;
+  let closed = false;
+  // An id the last read up to it did not find (forged, or not yet appended): deltas that claim to
+  // follow it or a later one are dropped without reading the log again, until the position moves.
+  let missing: string | null = null;
   let wake: (() => void) | undefined;
   const stop = options.signal;
   const notify = () => {
@@ -48,59 +89,89 @@ export async function* followEvents(
   const unsubscribe = options.feed?.subscribe(
     sessionId,
     (event) => {
-      pushed.push(event);
+      if (pushed.length < PUSHED_MAX) pushed.push(event);
+      else {
+        stats.overflow++;
+        overflowed = true;
+      }
       notify();
     },
     options.after,
   );
+  /**
+   * Yields what the log holds after the follower's position, up to `upTo` (everything when null): a
+   * push names the event it announces, so later ones wait for their own push and deltas pushed in
+   * between still show in the order the worker sent them.
+   */
+  async function* catchUp(upTo: string | null): AsyncGenerator<SessionEvent> {
+    const from = last;
+    reading: for (let more = true; more;) {
+      const page = await readPage(last ?? undefined);
+      if (page.gap) options.onGap?.(last);
+      more = page.more;
+      for (const event of page.events) {
+        if (upTo !== null && compareEventIds(event.id, upTo) > 0) break reading;
+        yield event;
+        last = event.id;
+        yield* held.settle(event);
+        if (event.kind === 'session.closed') {
+          closed = true;
+          return;
+        }
+      }
+    }
+    if (last !== from) missing = null;
+    if (upTo !== null && last !== upTo) missing = upTo;
+  }
   try {
-    for (;;) {
-      // Catch up from the durable log.
-      for (let more = true; more;) {
-        const page = await readPage(last ?? undefined);
-        if (page.gap) options.onGap?.(last);
-        for (const event of page.events) {
-          yield event;
-          last = event.id;
-          yield* held.settle(event);
-          if (event.kind === 'session.closed') return;
-        }
-        more = page.more;
+    // Catch up from the durable log: the only source of durable events and of the position.
+    yield* catchUp(null);
+    while (!closed) {
+      if (stop?.aborted) return;
+      if (overflowed) {
+        overflowed = false;
+        yield* catchUp(null);
+        continue;
       }
-      // Then live, until the feed shows that something was missed.
-      for (let inSync = true; inSync;) {
+      if (pushed.length === 0) {
+        const timedOut = await new Promise<boolean>((resolve) => {
+          wake = () => resolve(false);
+          if (!options.feed) setTimeout(() => resolve(true), options.pollMs ?? 1_000);
+        });
         if (stop?.aborted) return;
-        if (pushed.length === 0) {
-          const timedOut = await new Promise<boolean>((resolve) => {
-            wake = () => resolve(false);
-            if (!options.feed) setTimeout(() => resolve(true), options.pollMs ?? 1_000);
-          });
-          if (stop?.aborted) return;
-          if (timedOut) break;
-        }
-        while (pushed.length > 0 && inSync) {
-          const item = pushed.shift() as SessionEvent | EventHint;
-          if ('hint' in item) {
-            if (last === null || compareEventIds(item.id, last) > 0) inSync = false;
-            continue;
-          }
-          if (item.kind === 'agent.delta') {
-            if (item.speculative) yield* held.offer(item);
-            // Best effort: shown when it follows what was yielded, never a resume point.
-            else if (last === null || compareEventIds(item.id, last) > 0) yield item;
-            continue;
-          }
-          if (last !== null && compareEventIds(item.id, last) <= 0) continue;
-          if (item.prev !== last) {
-            inSync = false;
-            continue;
-          }
-          yield item;
-          last = item.id;
-          yield* held.settle(item);
-          if (item.kind === 'session.closed') return;
-        }
+        if (timedOut) yield* catchUp(null);
+        continue;
       }
+      const item = pushed.shift();
+      if (typeof item !== 'object' || item === null || !('id' in item)) {
+        stats.malformed++;
+        continue;
+      }
+      if (!('kind' in item) || item.kind !== 'agent.delta') {
+        // A hint, or a durable event pushed whole: either way only its id is read.
+        const id = durableId(item.id);
+        if (id === null) stats.malformed++;
+        else if (last === null || compareEventIds(id, last) > 0) yield* catchUp(id);
+        continue;
+      }
+      const parsed = SessionEvent.safeParse(item);
+      const base = deltaBase(item.id);
+      if (!parsed.success || parsed.data.kind !== 'agent.delta' || base === null) {
+        stats.malformed++;
+        continue;
+      }
+      const delta = parsed.data;
+      if (delta.speculative) {
+        yield* held.offer(delta);
+        continue;
+      }
+      // Best effort: shown right after the durable event it follows, never a resume point. One that
+      // follows an event the follower has not read yet waits for the log to show that event.
+      if (last === null || compareEventIds(base, last) > 0) {
+        if (missing === null || compareEventIds(base, missing) < 0) yield* catchUp(base);
+        if (base !== last) stats.ahead++;
+      }
+      if (base === last) yield delta;
     }
   } finally {
     unsubscribe?.();

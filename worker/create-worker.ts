@@ -14,6 +14,7 @@ import { defaultScoringThreads } from '../models/local/scoring-pool.js';
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import type { EventPublisher, EventSinks, SessionEvent } from '../contract/events.js';
 import { InProcessEventFeed, PostgresEventFeed } from '../client/event-feeds.js';
+import { UndecodableMarkingCodec } from './undecodable-codec.js';
 import { deltaOutlet } from './delta-outlet.js';
 import { connectMcpToolsets } from '../capabilities/mcp-toolsets.js';
 import type { MemoryBackend } from '../capabilities/memory-model.js';
@@ -181,6 +182,8 @@ export async function createSessionWorker(
     (config.eventsUrl
       ? new PostgresEventFeed(config.eventsUrl, {
           contentFree: config.encryptionKeys.length > 0,
+          // Deltas pushed through PostgreSQL carry a MAC under the first control key.
+          controlKeys: config.policy.controlKeys,
           ...(overrides.log ? { log: overrides.log } : {}),
         })
       : new InProcessEventFeed());
@@ -252,8 +255,13 @@ export async function createSessionWorker(
         : {}),
       // The payload codec runs here, outside the workflow sandbox; workflow code never sees ciphertext.
       // Failures are encoded too: an activity error can quote model output. A workflow bundled at
-      // start gets the converter as well; a prebuilt bundle keeps the one it was built with.
-      ...(codec ? { dataConverter: { payloadCodecs: [codec], failureConverterPath: ENCODED_FAILURE_CONVERTER } } : {}),
+      // start gets the converter as well; a prebuilt bundle keeps the one it was built with. Around
+      // it, a payload that cannot be decoded (or read) becomes a marker the Session records as a
+      // rejection, instead of failing every retry of its workflow task.
+      dataConverter: {
+        payloadCodecs: [new UndecodableMarkingCodec(codec, overrides.log)],
+        ...(codec ? { failureConverterPath: ENCODED_FAILURE_CONVERTER } : {}),
+      },
       ...interceptorOptions(overrides.interceptors, tracing, !bundle, codec !== undefined),
       sinks: {
         ...tracing?.sinks,

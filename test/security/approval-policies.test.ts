@@ -85,10 +85,13 @@ describe('the rule engine', () => {
       'docs/../private/notes.md',
       // A relative path that climbs above its start could be anywhere: a deny rule takes it.
       '../../etc/passwd',
+      // A relative prefix names segments found anywhere in a path.
+      '/srv/private',
+      'app/private/notes.md',
     ]) {
       expect([path, effect(deny, call({ args: { path } }))]).toEqual([path, 'deny']);
     }
-    for (const path of ['/secretsanta/list', '/data/secrets', 'privately/x', '/srv/private']) {
+    for (const path of ['/secretsanta/list', '/data/secrets', 'privately/x', '/srv/privately']) {
       expect([path, effect(deny, call({ args: { path } }))]).toEqual([path, null]);
     }
     // Paths anywhere in the arguments count, nested ones too, unless the rule names the arguments.
@@ -259,10 +262,18 @@ describe('resolving calls on the worker', () => {
       requiresApproval: true,
       policy: { effect: 'approve', rule: 'ask-memory' },
     });
-    // An allow rule lets a user-scope save run without the built-in default's approval.
+    // An allow rule that names the built-ins lets a user-scope save run without the built-in
+    // default's approval; one that names only the tool does not.
+    expect(
+      resolve(
+        'memory_save',
+        { text: 'x', scope: 'user' },
+        policy([{ effect: 'allow', toolset: 'builtin', tool: 'memory_save' }]),
+      ),
+    ).toMatchObject({ requiresApproval: false, policy: { effect: 'allow' } });
     expect(
       resolve('memory_save', { text: 'x', scope: 'user' }, policy([{ effect: 'allow', tool: 'memory_save' }])),
-    ).toMatchObject({ requiresApproval: false, policy: { effect: 'allow' } });
+    ).toMatchObject({ requiresApproval: true, policy: { effect: 'allow' } });
   });
 });
 

@@ -9,6 +9,7 @@ import type { Budget } from '../../contract/usage.js';
 import { BUDGET } from '../../contract/budget.js';
 import { recordRejection } from '../ledger/intake.js';
 import { clipBytes, describeIssues } from '../../contract/text.js';
+import { undecodableReason } from '../../contract/undecodable.js';
 import { LIMITS, keepLast, type ControlEvent, type Goal, type SessionState } from '../../contract/state.js';
 
 export type { ControlKind };
@@ -50,12 +51,17 @@ export function patchBudget(budget: Budget | undefined, patch: BudgetPatch): Bud
 
 /** A control item's payload, parsed once where it arrives: the payload, or why its schema refused it. */
 export type ParsedControl =
-  { ok: true; kind: ControlKind; payload: Record<string, unknown> } | { ok: false; kind: ControlKind; reason: string };
+  | { ok: true; kind: ControlKind; payload: Record<string, unknown> }
+  | { ok: false; kind: ControlKind; reason: string; undecodable?: boolean };
 
 /** Parses a control item against its row's schema (contract/control-signals.ts). Never throws. */
 export function parseControl(kind: ControlKind, raw: unknown): ParsedControl {
   const parsed = CONTROL_SIGNALS[kind].schema.safeParse(raw);
   if (parsed.success) return { ok: true, kind, payload: parsed.data };
+  // A payload the worker's codec could not decode arrives as a marker (contract/undecodable.ts).
+  const undecodable = undecodableReason(raw);
+  if (undecodable !== null)
+    return { ok: false, kind, reason: clipBytes(undecodable, BUDGET.reason), undecodable: true };
   return { ok: false, kind, reason: clipBytes(`invalid ${kind}: ${describeIssues(parsed.error)}`, BUDGET.reason) };
 }
 
@@ -70,7 +76,8 @@ export function applyControl(state: SessionState, kind: ControlKind, raw: unknow
 export function applyParsed(state: SessionState, item: ParsedControl, now: number): ControlResult {
   const { kind } = item;
   if (!item.ok) {
-    recordRejection(state, { at: now, via: kind, messageId: null, reason: item.reason }, 'invalid');
+    const cause = item.undecodable ? 'undecodable' : 'invalid';
+    recordRejection(state, { at: now, via: kind, messageId: null, reason: item.reason }, cause);
     return { kind: 'rejected', reason: item.reason };
   }
   const row = CONTROL_SIGNALS[kind];

@@ -21,9 +21,10 @@ import {
   type SessionState,
 } from '../../contract/state.js';
 import { clipBytes, describeIssues, jsonBytes, utf8Length } from '../../contract/text.js';
+import { undecodableReason } from '../../contract/undecodable.js';
 
 /** Why an input was refused; counted per cause in `counts.rejectedBy`. */
-export type RejectionCause = 'invalid' | 'queue-full' | 'closed' | 'unknown-id' | 'unauthenticated';
+export type RejectionCause = 'invalid' | 'queue-full' | 'closed' | 'unknown-id' | 'unauthenticated' | 'undecodable';
 
 export type IntakeResult =
   | { kind: 'accepted'; seq: number }
@@ -129,6 +130,9 @@ type Checked =
 
 /** Parses and checks a raw `message` payload once: its de-duplication key, or why it is refused. */
 function check(state: SessionState, raw: unknown): Checked {
+  // The worker's codec could not decode the payload (contract/undecodable.ts): say so, with its size.
+  const undecodable = undecodableReason(raw);
+  if (undecodable !== null) return { ok: false, reason: clipBytes(undecodable, BUDGET.reason), cause: 'undecodable' };
   const parsed = MessageInput.safeParse(raw);
   if (!parsed.success) {
     const reason = clipBytes(`invalid message: ${describeIssues(parsed.error)}`, BUDGET.reason);
