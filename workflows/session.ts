@@ -60,6 +60,7 @@ import { processInput } from './process-input.js';
 import { answerParent, applySubSessionReply, replyRefusal } from './sub-sessions.js';
 import { buildView } from './view.js';
 import { makeStagePublisher } from './visibility.js';
+import { registerToolResultUpdate } from './tool-result-update.js';
 
 /** Workflow type `session`. */
 export async function session(input: SessionInput): Promise<SessionResult> {
@@ -256,6 +257,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       },
     },
   );
+  registerToolResultUpdate(control('toolResult'));
 
   setHandler(goalsQuery, () => state.goals, { description: DESCRIPTIONS.goals });
   setHandler(capabilitiesQuery, () => state.capabilities, { description: DESCRIPTIONS.capabilities });
