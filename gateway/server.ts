@@ -485,8 +485,13 @@ function writeEvents(
     end: (error) => (error === null ? finish() : fail(error)),
   });
   // Join first, so nothing the shared reader delivers during the catch-up is lost (it is held).
-  const leave = logs.join(sessionId, after, stream);
+  const { started, leave } = logs.join(sessionId, after, stream);
   request.raw.on('close', finish);
+  // A reader started for this stream begins where it does: nothing to catch up.
+  if (started) {
+    stream.live();
+    return;
+  }
   void (async () => {
     let position = after;
     for (let more = true; more && open;) {

@@ -37,11 +37,13 @@ export class SessionLogs {
   }
 
   /**
-   * Joins `sink` to the Session's reader, starting one at `after` when there is none. Returns the
-   * function that leaves it; the reader stops when its last stream leaves.
+   * Joins `sink` to the Session's reader, starting one at `after` when there is none (`started`: the
+   * sink then needs no catch-up of its own). `leave` takes it off; the reader stops when its last
+   * stream leaves.
    */
-  join(sessionId: string, after: string | undefined, sink: StreamSink): () => void {
+  join(sessionId: string, after: string | undefined, sink: StreamSink): { started: boolean; leave: () => void } {
     let reader = this.readers.get(sessionId);
+    const started = reader === undefined;
     if (!reader) {
       reader = { stop: new AbortController(), sinks: new Set() };
       this.readers.set(sessionId, reader);
@@ -49,13 +51,14 @@ export class SessionLogs {
     }
     reader.sinks.add(sink);
     const joined = reader;
-    return () => {
+    const leave = () => {
       joined.sinks.delete(sink);
       if (joined.sinks.size === 0) {
         joined.stop.abort();
         if (this.readers.get(sessionId) === joined) this.readers.delete(sessionId);
       }
     };
+    return { started, leave };
   }
 
   private async run(sessionId: string, after: string | undefined, reader: Reader): Promise<void> {
@@ -130,13 +133,13 @@ export class JoiningStream implements StreamSink {
   }
 
   private write(event: SessionEvent): void {
-    const newer = this.last === null || compareEventIds(event.id, this.last) > 0;
+    // Deltas come only from the shared reader, which already decided whether they show (a speculative
+    // step's text waits there for its decision); best effort, never a resume point.
     if (event.kind === 'agent.delta') {
-      // Best effort: shown when it follows what was written, never a resume point.
-      if (newer) this.out.write(event);
+      this.out.write(event);
       return;
     }
-    if (!newer) return;
+    if (this.last !== null && compareEventIds(event.id, this.last) <= 0) return;
     this.last = event.id;
     this.out.write(event);
   }
