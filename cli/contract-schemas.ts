@@ -19,6 +19,8 @@ import {
   SubSessionReplyResult,
   ApprovalInput,
   ApprovalResult,
+  ToolResultAnswer,
+  ToolResultInput,
 } from '../contract/messages.js';
 import {
   AgentOutcome,
@@ -102,6 +104,13 @@ export const SPECS: Spec[] = [
       approver: 'alice',
       arguments: '{"path":"docs/install.md","branch":"draft"}',
     },
+  },
+  {
+    kind: 'update',
+    name: 'answerTool',
+    payload: ToolResultInput,
+    result: ToolResultAnswer,
+    example: { callId: 'call-3', output: { status: 200 }, isError: false },
   },
   { kind: 'update', name: 'result', payload: ResultRequest, result: TurnResult, example: { seq: 2, timeoutMs: 30000 } },
   {

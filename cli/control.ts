@@ -21,11 +21,12 @@ export function addControlCommands(program: Command, { line, withClient }: Comma
     const verb = approved ? 'approve' : 'reject';
     const command = program
       .command(verb)
-      .description(`${verb} a tool call waiting for approval (approval signal; never a task input)`)
+      .description(
+        `${verb} a tool call waiting for approval, as your configured signer name (approve update; never a task input); exits 2 with the reason when the Session refuses it`,
+      )
       .argument('<session>', 'session id')
       .argument('<approvalId>', "the waiting call's approval id, <seq>:<step>:<callId> (see `harness inspect`)")
-      .option('--note <text>', 'note for the agent, recorded with the call')
-      .option('--as <approver>', 'who answers, recorded with the call (default: $HARNESS_APPROVER or your login name)');
+      .option('--note <text>', 'note for the agent, recorded with the call');
     if (approved) {
       command.option(
         '--arguments <json>',
@@ -33,12 +34,7 @@ export function addControlCommands(program: Command, { line, withClient }: Comma
       );
     }
     command.action(
-      async (
-        sessionId: string,
-        approvalId: string,
-        opts: { note?: string; as?: string; arguments?: string },
-        cmd: Command,
-      ) => {
+      async (sessionId: string, approvalId: string, opts: { note?: string; arguments?: string }, cmd: Command) => {
         const edit = opts.arguments === undefined ? undefined : editedArguments(opts.arguments);
         await withClient(cmd, async (client) => {
           // Answer only the call on screen: its arguments' hash goes with the approval, so the
@@ -51,15 +47,18 @@ export function addControlCommands(program: Command, { line, withClient }: Comma
               `no call waits for approval ${approvalId} in session ${sessionId} (waiting: ${now})`,
             );
           }
-          const approver = opts.as ?? defaultApprover();
+          // The approver is configuration, not a per-call flag: HARNESS_SIGNER_NAME (inside the
+          // signature with a control key), else HARNESS_APPROVER or the login name, as a claim.
+          const fallback = client.signerName === undefined ? configuredApprover() : undefined;
+          const signer = fallback === undefined ? client : client.as(fallback);
           const answer = {
             argumentsHash: call.argumentsHash,
             ...(opts.note !== undefined ? { note: opts.note } : {}),
-            ...(approver ? { approver } : {}),
             ...(edit !== undefined ? { arguments: edit } : {}),
           };
-          if (approved) await client.approve(sessionId, approvalId, answer);
-          else await client.reject(sessionId, approvalId, answer);
+          // Sent by update: a refused answer throws ApprovalRefusedError (exit 2) and nothing is printed as done.
+          if (approved) await signer.approve(sessionId, approvalId, answer);
+          else await signer.reject(sessionId, approvalId, answer);
           const ran = edit === undefined ? '' : ` with edited arguments ${clip(edit, 120)}`;
           line(
             `${approved ? 'approved' : 'rejected'} ${call.tool}(${clip(call.arguments, 120)})${ran} — approval ${approvalId} in session ${sessionId}`,
@@ -151,8 +150,8 @@ function editedArguments(text: string): string {
   return text;
 }
 
-/** The approver a person at this terminal is recorded as, unless `--as` says otherwise. */
-function defaultApprover(): string | undefined {
+/** The approver a person at this terminal is recorded as when HARNESS_SIGNER_NAME is not set. */
+function configuredApprover(): string | undefined {
   if (process.env.HARNESS_APPROVER) return process.env.HARNESS_APPROVER;
   try {
     return userInfo().username || undefined;

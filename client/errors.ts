@@ -106,6 +106,21 @@ export class ApprovalRefusedError extends SessionClientError {
   }
 }
 
+/**
+ * The Session answered a tool result with why it applied nothing: no call waits for that result
+ * (already answered, never asked, another turn's), or a bad signature.
+ */
+export class ToolResultRefusedError extends SessionClientError {
+  override name = 'ToolResultRefusedError';
+  readonly exitCode = EXIT.invalidInput;
+  constructor(
+    readonly sessionId: string,
+    readonly reason: string,
+  ) {
+    super(`session ${sessionId} refused the tool result: ${reason}`);
+  }
+}
+
 /** No Session with this id exists (or, for a message, it is closed and cannot be restarted). */
 export class SessionNotFoundError extends SessionClientError {
   override name = 'SessionNotFoundError';
@@ -176,6 +191,13 @@ export function translateError(err: unknown, ctx: CallContext): unknown {
     }
     if (cause instanceof ApplicationFailure && cause.type === FAILURE.ApprovalRefused && ctx.sessionId !== undefined) {
       return new ApprovalRefusedError(ctx.sessionId, cause.message);
+    }
+    if (
+      cause instanceof ApplicationFailure &&
+      cause.type === FAILURE.ToolResultRefused &&
+      ctx.sessionId !== undefined
+    ) {
+      return new ToolResultRefusedError(ctx.sessionId, cause.message);
     }
     return err;
   }

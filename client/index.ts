@@ -39,6 +39,7 @@ export {
   InputRefusedError,
   InvalidInputError,
   ApprovalRefusedError,
+  ToolResultRefusedError,
   ServerUnreachableError,
   SessionClientError,
   SessionClosedError,

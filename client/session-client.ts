@@ -15,6 +15,7 @@ import {
   CONTROL_SIGNAL_DEFINITIONS,
   WORKFLOW_TYPE,
   approveUpdate,
+  answerToolUpdate,
   capabilitiesQuery,
   decisionsQuery,
   eventsQuery,
@@ -37,7 +38,7 @@ import {
   unsigned,
   type ControlKey,
 } from '../contract/control-signature.js';
-import { MessageInput, SessionId, type ApprovalInput, type ToolResultInput } from '../contract/messages.js';
+import { ApprovalInput, MessageInput, SessionId, type ToolResultInput } from '../contract/messages.js';
 import type { SessionWorkflow } from '../contract/api.js';
 import type { BoundInput, OutOfScopeRequest, Capabilities, DecisionRecord, Goal } from '../contract/state.js';
 import { RESULT_WAIT_MAX_MS, type SessionView } from '../contract/queries.js';
@@ -99,6 +100,9 @@ export class SessionClient {
   private readonly encrypted: boolean;
   private readonly controlKey: ControlKey | undefined;
   private readonly signatureTtlMs: number;
+  /** Who this client answers as (ConnectOptions.signerName); undefined: approvals name whom the caller says. */
+  readonly signerName: string | undefined;
+  private readonly options: ConstructorParameters<typeof SessionClient>[1];
 
   /**
    * Wraps an existing Client (its connection stays the caller's). Use `SessionClient.connect` to
@@ -116,8 +120,12 @@ export class SessionClient {
       /** Signs control and messages for workers that require it (ConnectOptions.controlKey). */
       controlKey?: ControlKey;
       signatureTtlMs?: number;
+      /** Recorded as the approver of every answer this client sends (ConnectOptions.signerName). */
+      signerName?: string;
     } = {},
   ) {
+    this.options = options;
+    this.signerName = options.signerName;
     this.encrypted = options.encrypted ?? false;
     this.controlKey = options.controlKey;
     this.signatureTtlMs = options.signatureTtlMs ?? DEFAULT_SIGNATURE_TTL_MS;
@@ -152,6 +160,7 @@ export class SessionClient {
     let settings: TemporalConnectionSettings;
     let codec: PayloadCodec | undefined;
     let controlKey: ControlKey | undefined;
+    let signerName: string | undefined;
     try {
       settings = resolveConnection(
         {
@@ -166,6 +175,8 @@ export class SessionClient {
       );
       codec = options.codec === false ? undefined : (options.codec ?? codecFromEnv(env));
       controlKey = options.controlKey === false ? undefined : (options.controlKey ?? controlKeyFromEnv(env));
+      signerName = options.signerName ?? (env.HARNESS_SIGNER_NAME?.trim() || undefined);
+      if (signerName !== undefined) parse(ApprovalInput.shape.approver, signerName, 'signer name', 'signerName');
     } catch (err) {
       if (err instanceof ControlKeyError) {
         const field = err.message.split(':')[0] ?? 'HARNESS_CONTROL_KEY';
@@ -194,6 +205,7 @@ export class SessionClient {
       ownsConnection: true,
       encrypted: codec !== undefined,
       ...(controlKey ? { controlKey } : {}),
+      ...(signerName !== undefined ? { signerName } : {}),
       ...(options.signatureTtlMs ? { signatureTtlMs: options.signatureTtlMs } : {}),
       ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
       ...(options.queryTimeoutMs ? { queryTimeoutMs: options.queryTimeoutMs } : {}),
@@ -218,6 +230,16 @@ export class SessionClient {
         ? translated
         : new ServerUnreachableError(this.address, (err as Error).message);
     }
+  }
+
+  /**
+   * This client answering as `signerName`: the same connection, key and settings, with every
+   * approval and rejection recorded as that name. For a front end that has authenticated its caller
+   * itself (the gateway, for each principal); the connection stays this client's.
+   */
+  as(signerName: string): SessionClient {
+    parse(ApprovalInput.shape.approver, signerName, 'signer name', 'signerName');
+    return new SessionClient(this.client, { ...this.options, ownsConnection: false, signerName });
   }
 
   /** Closes the connection if this client opened it. */
@@ -345,9 +367,12 @@ export class SessionClient {
    * nothing and is recorded as a rejection in `snapshot().recentRejections`. Never a task input.
    *
    * With `arguments`, the call runs with those instead of the model's, once the worker has checked
-   * them against the tool's input schema and the approval policy; the record keeps both. It is sent
-   * as the `approve` update, so a refused edit throws ApprovalRefusedError with the reason, and the
-   * call keeps waiting.
+   * them against the tool's input schema and the approval policy; the record keeps both.
+   *
+   * Sent as the `approve` update, so the answer is heard: it resolves once the Session applied it,
+   * and throws ApprovalRefusedError with the reason when it answered nothing (no such waiting call,
+   * other arguments, a refused edit, a bad signature), SessionTimeoutError when no worker took it in
+   * `timeoutMs` (default 60 s). The approver recorded is this client's `signerName` when it has one.
    */
   approve(sessionId: string, approvalId: string, options?: string | ApprovalOptions): Promise<void> {
     return this.approval(sessionId, approvalId, true, options);
@@ -367,9 +392,11 @@ export class SessionClient {
     const {
       note,
       argumentsHash,
-      approver,
+      approver: claimed,
       arguments: edit,
+      timeoutMs,
     } = typeof options === 'string' ? { note: options } : (options ?? {});
+    const approver = this.approverOf(claimed);
     const input: ApprovalInput = {
       approvalId,
       approved,
@@ -378,14 +405,24 @@ export class SessionClient {
       ...(approver !== undefined ? { approver } : {}),
       ...(edit !== undefined ? { arguments: typeof edit === 'string' ? edit : JSON.stringify(edit) } : {}),
     };
-    if (edit === undefined) {
-      await this.control(sessionId, 'approval', input);
-      return;
-    }
-    // An edit may be refused (schema, policy), and the approver must hear why: an update answers.
+    // An answer may be refused (no such call, other arguments, a refused edit, a bad signature), and
+    // the approver must hear why: an update answers, a signal does not.
     const payload = this.signed(sessionId, 'approval', parse(CONTROL_SIGNALS.approval.schema, input, 'approval'));
     const handle = this.handle(sessionId);
-    await this.call({ sessionId }, () => handle.executeUpdate(approveUpdate, { args: [payload] }));
+    const deadline = Date.now() + (timeoutMs ?? 60_000);
+    await this.call({ sessionId, waitingFor: 'a worker answering the approve update', deadline }, () =>
+      this.client.withDeadline(deadline, () => handle.executeUpdate(approveUpdate, { args: [payload] })),
+    );
+  }
+
+  /** The approver an answer records: the configured signer, or (without one) whom the caller names. */
+  private approverOf(claimed: string | undefined): string | undefined {
+    if (this.signerName === undefined) return claimed;
+    if (claimed !== undefined && claimed.trim() !== this.signerName) {
+      const message = `approver: this client answers as ${JSON.stringify(this.signerName)} (its configured signer name), not ${JSON.stringify(claimed)}`;
+      throw new InvalidInputError(message, [{ field: 'approver', message }]);
+    }
+    return this.signerName;
   }
 
   /** Delivers a system notification (`notificationId` generated when absent). Returns the notificationId. */
@@ -393,9 +430,19 @@ export class SessionClient {
     return this.control(sessionId, 'notification', { notificationId: `n-${randomUUID()}`, ...input });
   }
 
-  /** Delivers the result of a tool call. */
-  toolResult(sessionId: string, input: ToolResultInput): Promise<void> {
-    return this.control(sessionId, 'toolResult', input).then(() => undefined);
+  /**
+   * Delivers the result of an external tool call, as the `answerTool` update: resolves once it reached
+   * the waiting call, throws ToolResultRefusedError with the reason when it answered nothing (no call
+   * waits for that id, already answered, a bad signature), SessionTimeoutError when no worker took it
+   * in `timeoutMs` (default 60 s).
+   */
+  async toolResult(sessionId: string, input: ToolResultInput, options: { timeoutMs?: number } = {}): Promise<void> {
+    const payload = this.signed(sessionId, 'toolResult', parse(CONTROL_SIGNALS.toolResult.schema, input, 'toolResult'));
+    const handle = this.handle(sessionId);
+    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+    await this.call({ sessionId, waitingFor: 'a worker answering the answerTool update', deadline }, () =>
+      this.client.withDeadline(deadline, () => handle.executeUpdate(answerToolUpdate, { args: [payload] })),
+    );
   }
 
   /** Sends a deterministic command (`commandId` generated when absent). Returns the commandId. */

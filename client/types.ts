@@ -60,6 +60,13 @@ export interface ConnectOptions {
   controlKey?: ControlKey | false;
   /** How long a signature this client makes stays valid. Default 15 minutes. */
   signatureTtlMs?: number;
+  /**
+   * Who this client answers as: recorded as the `approver` of every approval and rejection it sends
+   * (inside the signature when it has a control key). Default: `HARNESS_SIGNER_NAME`. When set, an
+   * `approver` passed per call must be the same name; front ends that authenticate their own callers
+   * (the gateway) use `client.as(name)`.
+   */
+  signerName?: string;
 }
 
 export interface TlsFiles {
@@ -179,13 +186,18 @@ export interface ApprovalOptions {
   note?: string;
   /** `snapshot().pendingApprovals[].argumentsHash` of the call you decided on: the answer then holds only for those arguments. */
   argumentsHash?: string;
-  /** Who answers, recorded with the call and in the control events. */
+  /**
+   * Who answers, recorded with the call and in the control events. Must equal the client's
+   * configured `signerName` when it has one (the default then); without one it is the caller's claim.
+   */
   approver?: string;
   /**
    * Approve only: run the call with these arguments (a JSON object, or its text) instead of the
    * model's. Checked on the worker against the tool's schema and the approval policy.
    */
   arguments?: string | Record<string, unknown>;
+  /** How long to wait for a worker to take the answer (default 60 s); then SessionTimeoutError. */
+  timeoutMs?: number;
 }
 
 export { SESSION_STAGES };

@@ -5,7 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { CONTROL_SIGNALS, type ControlKind } from './control-signals.js';
 import type { EventsPage } from './events.js';
-import type { ApprovalResult, SessionStart, Recorded, SubSessionReplyResult } from './messages.js';
+import type { ApprovalResult, SessionStart, Recorded, SubSessionReplyResult, ToolResultAnswer } from './messages.js';
 import {
   RESULT_WAIT_MAX_MS,
   type GoalsResult,
@@ -56,6 +56,14 @@ export const subSessionReplyUpdate = defineUpdate<SubSessionReplyResult, [unknow
  */
 export const approveUpdate = defineUpdate<ApprovalResult, [unknown]>('approve');
 
+/**
+ * The `toolResult` signal's payload as an update: applied the same way, in order with the other
+ * control signals; answers once the result reached the waiting call, or fails (`ToolResultRefused`)
+ * with why it answered nothing (no call waits for it, a bad signature, already answered). Bad input is
+ * refused by its validator before it reaches history. Clients send tool results with it.
+ */
+export const answerToolUpdate = defineUpdate<ToolResultAnswer, [unknown]>('answerTool');
+
 export const approvalSignal = defineSignal<[unknown]>('approval');
 export const toolResultSignal = defineSignal<[unknown]>('toolResult');
 export const notificationSignal = defineSignal<[unknown]>('notification');
@@ -91,6 +99,8 @@ export const DESCRIPTIONS = {
     'A sub-session\'s reply to an input this Session handed over (sent by the sub-session): {"sessionId", "seq", "parentSeq", "messageId", "reason", "outcome", "reply", "why"}. Recorded as a fact; de-duplicated by (sessionId, seq).',
   approve:
     'The approval signal as an update: same payload (plus "arguments"?: string, a JSON object that replaces the model\'s, checked against the tool\'s schema and the approval policy first); returns {"approvalId", "approved"} once applied, or fails with why it answered nothing (the call keeps waiting).',
+  answerTool:
+    'The toolResult signal as an update: same payload {"callId", "output", "isError"?}; returns {"callId"} once the result reached the waiting call, or fails with why it answered nothing.',
   result: `Waits (at most ${RESULT_WAIT_MAX_MS / 1000} s) for the input {"seq": number, "timeoutMs"?: number} to be decided and its agent turn to end or wait for an approval or a tool result; returns {"seq", "status", "outcome", "record"}.`,
   goals: 'Session-wide and current-phase goals: {"session": Goal|null, "phase": Goal|null}.',
   capabilities: 'Loaded skills, toolsets and memories with id, name and source, and the capability revision.',

@@ -10,6 +10,8 @@ export const FAILURE = {
   InvalidMessage: 'InvalidMessage',
   /** An `approve` update answered nothing: a refused argument edit, a bad signature, or no such waiting call. */
   ApprovalRefused: 'ApprovalRefused',
+  /** An `answerTool` update answered nothing: no call waits for that result, a bad signature, or already answered. */
+  ToolResultRefused: 'ToolResultRefused',
   /** A request (the `result` update's argument, an activity's input) that does not fit its schema. */
   InvalidRequest: 'InvalidRequest',
   /** The workflow's start argument is invalid or does not match its workflow id. */

@@ -148,6 +148,10 @@ export type ApprovalInput = z.infer<typeof ApprovalInput>;
 export const ApprovalResult = z.object({ approvalId: z.string(), approved: z.boolean() });
 export type ApprovalResult = z.infer<typeof ApprovalResult>;
 
+/** What the `answerTool` update answers once the tool result reached its waiting call. */
+export const ToolResultAnswer = z.object({ callId: z.string() });
+export type ToolResultAnswer = z.infer<typeof ToolResultAnswer>;
+
 export const ToolResultInput = z
   .object({
     callId: id('callId'),

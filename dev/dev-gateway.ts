@@ -9,6 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SessionClient } from '../client/index.js';
 import type { EventFeed } from '../contract/events.js';
+import { gatewayOptionsFromEnv } from '../gateway/env.js';
 import { startGateway } from '../gateway/server.js';
 import type { HarnessConfig } from '../worker/config.js';
 
@@ -36,7 +37,6 @@ export async function startDevGateway(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<() => Promise<void>> {
   const port = Number(env.HARNESS_GATEWAY_PORT ?? 7244);
-  const token = env.HARNESS_GATEWAY_TOKEN?.trim() || devToken(config.dataDir);
   const client = await SessionClient.connect({
     address: config.temporal.address,
     namespace: config.temporal.namespace,
@@ -44,7 +44,10 @@ export async function startDevGateway(
     env,
   });
   try {
-    const gateway = await startGateway({ client, feed, token, port, log });
+    const settings = gatewayOptionsFromEnv(env);
+    // The generated token stands in for HARNESS_GATEWAY_TOKEN; a token file or JWKS adds principals beside it.
+    const token = settings.token ?? devToken(config.dataDir);
+    const gateway = await startGateway({ client, feed, ...settings, token, port, log });
     log(
       `gateway: ${gateway.url} (bearer token in ${env.HARNESS_GATEWAY_TOKEN ? 'HARNESS_GATEWAY_TOKEN' : devTokenFile(config.dataDir)}); approval inbox ${gateway.url}/inbox?access_token=<token>`,
     );

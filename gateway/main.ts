@@ -6,6 +6,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { SessionClient } from '../client/index.js';
 import { PostgresEventFeed } from '../client/event-feeds.js';
+import { AuthConfigError } from './auth.js';
+import { gatewayOptionsFromEnv } from './env.js';
 import { startGateway } from './server.js';
 
 function port(value: string): number {
@@ -19,12 +21,24 @@ async function main(argv: string[] = process.argv): Promise<void> {
     .description('Server-Sent Events and JSON endpoints for Sessions, the approval inbox, and /openapi.json')
     .option('--host <host>', 'interface to listen on', process.env.HARNESS_GATEWAY_HOST ?? '127.0.0.1')
     .option('--port <port>', 'port to listen on', port, Number(process.env.HARNESS_GATEWAY_PORT ?? 7244))
-    .option('--insecure-no-token', 'serve without a bearer token (anyone who reaches the port can approve)')
+    .option(
+      '--insecure-no-token',
+      'serve without authentication (anyone who reaches the port and passes the Host and Origin checks can approve)',
+    )
     .parse(argv);
   const opts = program.opts<{ host: string; port: number; insecureNoToken?: boolean }>();
-  const token = process.env.HARNESS_GATEWAY_TOKEN?.trim() || null;
-  if (!token && !opts.insecureNoToken) {
-    process.stderr.write('HARNESS_GATEWAY_TOKEN is not set (or start with --insecure-no-token)\n');
+  let settings: ReturnType<typeof gatewayOptionsFromEnv>;
+  try {
+    settings = gatewayOptionsFromEnv(process.env);
+  } catch (err) {
+    if (!(err instanceof AuthConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  if (!settings.token && !settings.tokens && !settings.jwt && !opts.insecureNoToken) {
+    process.stderr.write(
+      'none of HARNESS_GATEWAY_TOKEN, HARNESS_GATEWAY_TOKENS_FILE, HARNESS_GATEWAY_JWKS is set (or start with --insecure-no-token)\n',
+    );
     process.exit(2);
   }
   const client = await SessionClient.connect();
@@ -34,7 +48,7 @@ async function main(argv: string[] = process.argv): Promise<void> {
   const gateway = await startGateway({
     client,
     ...(feed ? { feed } : {}),
-    token,
+    ...settings,
     insecureNoToken: opts.insecureNoToken === true,
     host: opts.host,
     port: opts.port,

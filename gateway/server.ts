@@ -5,11 +5,13 @@
  * it (`GET /openapi.json`). It is a SessionClient behind HTTP: every write is the same signal or
  * update the client library sends, so the Session records and de-duplicates it the same way.
  *
- * Auth: a bearer token (`Authorization: Bearer <token>`, or `?access_token=` where a browser's
- * EventSource cannot set headers) unless started with `insecureNoToken`. It binds to loopback by
- * default; put it behind your TLS proxy to expose it.
+ * Every request passes the guards first (guards.ts: Host allow-list, no cross-site browser request,
+ * JSON POST bodies), then is authenticated to a principal (auth.ts: a bearer token from the token
+ * file, a JWT, or the single shared token; `?access_token=` where a browser's EventSource cannot set
+ * headers) whose permissions decide what it may do. The gateway acts as that principal: a message's
+ * `from` and an answer's `approver` are the principal's name, never what the body says. It binds to
+ * loopback by default; put it behind your TLS proxy to expose it.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -19,6 +21,7 @@ import {
   InvalidInputError,
   SessionClientError,
   SessionNotFoundError,
+  ToolResultRefusedError,
   type MessageDraft,
   type SessionClient,
 } from '../client/index.js';
@@ -27,16 +30,41 @@ import { ApprovalInput, MessageInput, ToolResultInput } from '../contract/messag
 import { SessionView } from '../contract/queries.js';
 import { STAGE } from '../contract/state.js';
 import { clip } from '../contract/text.js';
+import { AnsweredTrail } from './answered.js';
+import {
+  ForbiddenError,
+  NotAuthenticatedError,
+  makeAuthenticator,
+  may,
+  type JwtSettings,
+  type Permission,
+  type Principal,
+  type TokenFile,
+} from './auth.js';
+import { StreamLimiter, defaultHosts, makeGuard } from './guards.js';
+import { JoiningStream, SessionLogs } from './session-logs.js';
 
 export interface GatewayOptions {
   client: SessionClient;
   /** Live events (the worker's publisher in-process, or PostgreSQL); without one SSE reads the log every second. */
   feed?: EventFeed;
-  /** The bearer token clients must send; null only with insecureNoToken. */
-  token: string | null;
+  /** The single shared bearer token: one principal (`tokenPrincipal`, default `operator`) with every permission. */
+  token?: string | null;
+  tokenPrincipal?: string;
+  /** Tokens of named principals with their permissions (HARNESS_GATEWAY_TOKENS_FILE, parsed). */
+  tokens?: TokenFile;
+  /** Bearer JWTs verified against a JWKS (the OIDC path). */
+  jwt?: JwtSettings;
+  /** Serve without authentication: every caller is `anonymous` with every permission. */
   insecureNoToken?: boolean;
   host?: string;
   port?: number;
+  /** `Host` header values accepted (default: localhost, 127.0.0.1, [::1] and the bound address, with the port). */
+  allowedHosts?: readonly string[];
+  /** Browser origins allowed besides the gateway's own. */
+  allowedOrigins?: readonly string[];
+  /** Open event streams (events and inbox changes) one principal may hold (default 20; 429 beyond). */
+  maxStreamsPerPrincipal?: number;
   /** Comment lines SSE streams send while idle, so proxies keep them open (ms; default 15,000). */
   heartbeatMs?: number;
   log?: (line: string) => void;
@@ -45,16 +73,41 @@ export interface GatewayOptions {
 export interface Gateway {
   url: string;
   app: FastifyInstance;
+  /** Shared log readers running now: one per Session with open event streams. */
+  readers(): number;
   close(): Promise<void>;
+}
+
+/** Open event streams per principal when not configured. */
+export const DEFAULT_MAX_STREAMS = 20;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, set by the authentication hook. */
+    principal?: Principal;
+  }
+  interface FastifyContextConfig {
+    /** What the route needs; routes without one (health, OpenAPI) are public. */
+    permission?: Permission;
+  }
+}
+
+/** The request's principal; only routes behind the authentication hook call it. */
+function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new NotAuthenticatedError('not authenticated');
+  return request.principal;
 }
 
 /**
  * An approval as the gateway takes it: the Session's ApprovalInput without the id, which is in the
  * path. `arguments` (approve only) may be the JSON object itself or its text.
  */
-const ApprovalBody = ApprovalInput.omit({ approvalId: true, approved: true })
+const ApprovalBody = ApprovalInput.omit({ approvalId: true, approved: true, signature: true })
   .partial()
   .extend({
+    approver: ApprovalInput.shape.approver.describe(
+      "Optional, and only ever the caller's own principal name: the gateway records the authenticated principal as the approver, and refuses (403) a body that names anyone else.",
+    ),
     arguments: z
       .union([ApprovalInput.shape.arguments.unwrap(), z.record(z.string(), z.unknown())], {
         error: 'arguments must be a JSON object or its text',
@@ -86,11 +139,25 @@ const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'draft-7', 
 
 /** Starts the gateway; resolves once it listens. */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  if (options.token === null && !options.insecureNoToken) {
-    throw new Error('the gateway needs a token (HARNESS_GATEWAY_TOKEN) unless started with --insecure-no-token');
-  }
+  const authenticate = makeAuthenticator({
+    ...(options.token ? { token: options.token } : {}),
+    ...(options.tokenPrincipal ? { tokenPrincipal: options.tokenPrincipal } : {}),
+    ...(options.tokens ? { tokenFile: options.tokens } : {}),
+    ...(options.jwt ? { jwt: options.jwt } : {}),
+    ...(options.insecureNoToken ? { insecureNoToken: true } : {}),
+  });
   const { client } = options;
   const log = options.log ?? (() => {});
+  const host = options.host ?? '127.0.0.1';
+  // The Host allow-list needs the port, known only once listening when port 0 picked one.
+  let guard: ReturnType<typeof makeGuard> = () => ({ status: 503, error: 'starting' });
+  const limiter = new StreamLimiter(options.maxStreamsPerPrincipal ?? DEFAULT_MAX_STREAMS);
+  const logs = new SessionLogs((sessionId, follow) =>
+    client.events(sessionId, { ...follow, ...(options.feed ? { feed: options.feed } : {}) }),
+  );
+  const trail = new AnsweredTrail((sessionId, after) => client.eventsAfter(sessionId, after));
+  /** The client answering as a principal: its name is the approver the Session records. */
+  const actingAs = (principal: Principal) => client.as(principal.name);
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
   // Bodies are checked by the contract's zod schemas in the handlers (the same errors the client
   // library gives); the JSON Schemas on the routes document them in the OpenAPI document.
@@ -104,18 +171,27 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
 
   app.addHook('onRequest', async (request, reply) => {
-    if (options.token === null) return;
-    const path = request.url.split('?')[0];
-    if (path === '/openapi.json' || path === '/healthz') return;
+    // In every mode, before anything else: a rebinding Host, a cross-site browser request, a non-JSON POST.
+    const refused = guard(request.method, request.headers);
+    if (refused) return reply.code(refused.status).send({ error: refused.error });
+    const permission = request.routeOptions.config.permission;
+    if (permission === undefined) return;
     const header = request.headers.authorization;
+    const query = request.query as Record<string, unknown>;
     const given =
       header?.startsWith('Bearer ') === true
         ? header.slice(7)
-        : typeof (request.query as Record<string, unknown>).access_token === 'string'
-          ? ((request.query as Record<string, unknown>).access_token as string)
+        : typeof query.access_token === 'string'
+          ? query.access_token
           : '';
-    if (!sameSecret(given, options.token)) {
-      await reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'a valid bearer token is required' });
+    try {
+      request.principal = await authenticate(given);
+    } catch (err) {
+      if (!(err instanceof NotAuthenticatedError)) throw err;
+      return reply.code(401).header('www-authenticate', 'Bearer').send({ error: err.message });
+    }
+    if (!may(request.principal, permission)) {
+      return reply.code(403).send({ error: `${request.principal.name} does not have the "${permission}" permission` });
     }
   });
 
@@ -131,48 +207,87 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   app.get<{ Params: { id: string } }>(
     '/sessions/:id',
-    { schema: { summary: "A Session's snapshot", response: { 200: json(SessionView) } } },
+    {
+      config: { permission: 'events' },
+      schema: { summary: "A Session's snapshot", response: { 200: json(SessionView) } },
+    },
     (request) => client.snapshot(request.params.id),
   );
 
   app.post<{ Params: { id: string }; Body: unknown }>(
     '/sessions/:id/messages',
     {
+      config: { permission: 'send' },
       schema: {
         summary: 'Send a task input (creates the Session if new); returns its seq once recorded',
+        description:
+          'The message\'s `from` is the authenticated principal (`{kind: "user", id: <principal>}`); a body whose `from` names anyone else is refused with 403.',
         body: json(MessageBody),
       },
     },
     // The client library checks the message against the contract (InvalidInputError → 400).
-    (request) => client.submit(request.params.id, request.body as MessageDraft),
+    (request) => {
+      const draft = { ...((request.body ?? {}) as MessageDraft) };
+      draft.from = senderOf(principalOf(request), draft.from);
+      if (draft.from === undefined) delete draft.from;
+      return client.submit(request.params.id, draft);
+    },
   );
 
   const answer = (approved: boolean) => async (request: FastifyRequest<{ Params: Record<string, string> }>) => {
     const { id, approvalId } = request.params as { id: string; approvalId: string };
+    const principal = principalOf(request);
     const body = parseBody(ApprovalBody, request.body ?? {});
     if (!approved && body.arguments !== undefined) {
       throw new InvalidInputError('arguments: only an approval can edit the arguments', [
         { field: 'arguments', message: 'only an approval can edit the arguments' },
       ]);
     }
-    await (approved ? client.approve(id, approvalId, body) : client.reject(id, approvalId, body));
-    return { sent: true, approvalId, approved };
+    if (body.approver !== undefined && body.approver.trim() !== principal.name) {
+      throw new ForbiddenError(
+        `approver: you are authenticated as ${JSON.stringify(principal.name)}; an answer cannot name ${JSON.stringify(body.approver)}`,
+      );
+    }
+    const { approver: _named, ...rest } = body;
+    const as = actingAs(principal);
+    trail.follow(id);
+    // By update: a refused answer is a 400 with the Session's reason, never a silent 200.
+    await (approved ? as.approve(id, approvalId, rest) : as.reject(id, approvalId, rest));
+    return { applied: true, approvalId, approved, by: principal.name };
   };
-  const approvalSchema = (summary: string) => ({ schema: { summary, body: json(ApprovalBody) } });
+  const approvalSchema = (summary: string) => ({
+    config: { permission: 'approve' as const },
+    schema: { summary, body: json(ApprovalBody) },
+  });
   app.post(
     '/sessions/:id/approvals/:approvalId/approve',
-    approvalSchema('Approve one waiting call, optionally with edited arguments (400 with the reason when refused)'),
+    approvalSchema(
+      'Approve one waiting call as the authenticated principal, optionally with edited arguments; answers once the Session applied it (400 with the reason when refused)',
+    ),
     answer(true),
   );
-  app.post('/sessions/:id/approvals/:approvalId/reject', approvalSchema('Reject one waiting call'), answer(false));
+  app.post(
+    '/sessions/:id/approvals/:approvalId/reject',
+    approvalSchema(
+      'Reject one waiting call as the authenticated principal; answers once the Session applied it (400 with the reason when refused)',
+    ),
+    answer(false),
+  );
 
   app.post<{ Params: { id: string; callId: string }; Body: unknown }>(
     '/sessions/:id/tool-results/:callId',
-    { schema: { summary: 'Answer an external tool call', body: json(ToolResultBody) } },
+    {
+      config: { permission: 'approve' },
+      schema: {
+        summary:
+          'Answer an external tool call; answers once the result reached the waiting call (400 with the reason when refused)',
+        body: json(ToolResultBody),
+      },
+    },
     async (request) => {
-      const body = (request.body ?? {}) as Record<string, unknown>;
-      await client.toolResult(request.params.id, { ...body, callId: request.params.callId } as ToolResultInput);
-      return { sent: true, callId: request.params.callId };
+      const body = parseBody(ToolResultBody, request.body ?? {});
+      await client.toolResult(request.params.id, { ...body, callId: request.params.callId });
+      return { applied: true, callId: request.params.callId };
     },
   );
 
@@ -180,48 +295,95 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     // ?after=now starts at the newest event.
     '/sessions/:id/events',
     {
+      config: { permission: 'events' },
       schema: {
         summary: "A Session's events as Server-Sent Events; resumes after Last-Event-ID (or ?after=)",
         description: `Each message's data is one event (${json(SessionEvent).title ?? 'SessionEvent'}). Durable events carry their id; agent.delta events carry none and are best effort. An \`event: gap\` message says the bounded log dropped events you never saw. With \`?after=now\` the stream opens with an \`event: head\` message whose data is \`{"id"}\` of the newest event it skips. The page of the log is also at GET /sessions/{id}/events.json.`,
       },
     },
-    (request, reply) => streamEvents(request, reply, options, log),
+    (request, reply) => streamEvents(request, reply, { options, log, limiter, logs }),
   );
 
   app.get<{ Params: { id: string }; Querystring: { after?: string } }>(
     '/sessions/:id/events.json',
-    { schema: { summary: 'One page of the durable event log after an id', response: { 200: json(EventsPage) } } },
+    {
+      config: { permission: 'events' },
+      schema: { summary: 'One page of the durable event log after an id', response: { 200: json(EventsPage) } },
+    },
     (request) => client.eventsAfter(request.params.id, request.query.after),
   );
 
   app.get(
     '/approvals',
     {
+      config: { permission: 'approve' },
       schema: {
-        summary: 'Every call waiting for approval across Sessions (the approval inbox)',
-        response: { 200: json(z.object({ waiting: z.array(InboxEntry) })) },
+        summary:
+          'Every call waiting for approval across Sessions (the approval inbox), and the answers those Sessions recorded: by whom, when',
+        response: { 200: json(z.object({ waiting: z.array(InboxEntry), answered: z.array(AnsweredEntry) })) },
       },
     },
-    async () => ({ waiting: await inbox(client) }),
+    async () => {
+      const waiting = await inbox(client);
+      for (const entry of waiting) trail.follow(entry.sessionId);
+      return { waiting, answered: await trail.read() };
+    },
   );
 
   app.get(
     '/approvals/events',
-    { schema: { summary: 'Server-Sent Events that say when the inbox changed (data: {"sessionId","kind"})' } },
-    (request, reply) => streamInboxChanges(request, reply, options),
+    {
+      config: { permission: 'approve' },
+      schema: { summary: 'Server-Sent Events that say when the inbox changed (data: {"sessionId","kind"})' },
+    },
+    (request, reply) => streamInboxChanges(request, reply, options, limiter),
   );
 
+  // The page itself holds nothing: it reads /approvals with the token from its address.
   app.get('/inbox', { schema: { hide: true } }, async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(inboxPage()),
   );
 
   await app.ready();
-  const address = await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 });
+  const address = await app.listen({ host, port: options.port ?? 0 });
+  const port = Number(new URL(address).port);
+  guard = makeGuard({
+    allowedHosts: options.allowedHosts ?? defaultHosts(host, port),
+    ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
+  });
   return {
     url: address,
     app,
+    readers: () => logs.size,
     close: () => app.close(),
   };
+}
+
+/** An answer as the inbox's trail shows it: from the Session's own `tool.approved` / `tool.rejected` events. */
+const AnsweredEntry = z.object({
+  sessionId: z.string(),
+  approvalId: z.string(),
+  callId: z.string(),
+  tool: z.string(),
+  approved: z.boolean(),
+  by: z.string().nullable(),
+  note: z.string().nullable(),
+  at: z.number(),
+  editedArguments: z.string().nullable(),
+});
+
+/**
+ * The `from` of a message a principal sends: always the principal as a user (none for the no-token
+ * principal). A body that names the same user is accepted as it is; one that names anyone else, or
+ * claims to be a Session, is refused: only a worker hands over between Sessions.
+ */
+function senderOf(principal: Principal, claimed: MessageDraft['from']): MessageDraft['from'] {
+  const own = principal.anonymous ? undefined : { kind: 'user' as const, id: principal.name };
+  if (claimed === undefined || claimed === null) return own;
+  if (own !== undefined && claimed.kind === 'user' && claimed.id?.trim() === principal.name) return own;
+  throw new ForbiddenError(
+    `from: you are authenticated as ${principal.anonymous ? 'no one (no-token mode)' : JSON.stringify(principal.name)}; a message cannot claim to be from ${JSON.stringify(claimed)}`,
+  );
 }
 
 /** Every call waiting for approval, from the Sessions whose SessionStage says they wait. */
@@ -239,19 +401,52 @@ export async function inbox(client: SessionClient): Promise<Array<z.infer<typeof
   );
 }
 
+interface StreamContext {
+  options: GatewayOptions;
+  log: (line: string) => void;
+  limiter: StreamLimiter;
+  logs: SessionLogs;
+}
+
 async function streamEvents(
   request: FastifyRequest<{ Params: { id: string }; Querystring: { after?: string } }>,
   reply: FastifyReply,
-  options: GatewayOptions,
-  log: (line: string) => void,
+  { options, log, limiter, logs }: StreamContext,
 ): Promise<void> {
-  const lastEventId = request.headers['last-event-id'];
-  const asked = (typeof lastEventId === 'string' && lastEventId) || request.query.after;
-  // Check the Session and the id before the stream starts, so a bad request is a plain HTTP error.
-  const head = await options.client.eventsAfter(request.params.id, asked === 'now' ? undefined : asked, 1);
-  // `after=now`: only what happens from here on (a live feed for a follower that reads the log itself).
-  const after = asked === 'now' ? (head.lastId ?? undefined) : asked;
-  reply.hijack();
+  const principal = principalOf(request);
+  const release = limiter.acquire(principal.name);
+  if (!release) {
+    await reply
+      .code(429)
+      .send({ error: `${principal.name} has ${limiter.maxPerPrincipal} event streams open already; close one first` });
+    return;
+  }
+  let handedOver = false;
+  try {
+    const lastEventId = request.headers['last-event-id'];
+    const asked = (typeof lastEventId === 'string' && lastEventId) || request.query.after;
+    // Check the Session and the id before the stream starts, so a bad request is a plain HTTP error.
+    const head = await options.client.eventsAfter(request.params.id, asked === 'now' ? undefined : asked, 1);
+    // `after=now`: only what happens from here on (a live feed for a follower that reads the log itself).
+    const after = asked === 'now' ? (head.lastId ?? undefined) : asked;
+    reply.hijack();
+    handedOver = true;
+    writeEvents(request, reply, { options, log, logs }, after, asked === 'now', release);
+  } finally {
+    if (!handedOver) release();
+  }
+}
+
+/** Writes the stream: its own catch-up from `after`, then the Session's shared reader. */
+function writeEvents(
+  request: FastifyRequest<{ Params: { id: string } }>,
+  reply: FastifyReply,
+  { options, log, logs }: Omit<StreamContext, 'limiter'>,
+  after: string | undefined,
+  fromNow: boolean,
+  release: () => void,
+): void {
+  const sessionId = request.params.id;
   const res = reply.raw;
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -259,40 +454,77 @@ async function streamEvents(
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
   });
-  const stop = new AbortController();
-  request.raw.on('close', () => stop.abort());
+  let open = true;
   const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), options.heartbeatMs ?? 15_000);
+  const finish = () => {
+    if (!open) return;
+    open = false;
+    clearInterval(heartbeat);
+    leave();
+    release();
+    res.end();
+  };
+  const fail = (err: unknown) => {
+    if (!open) return;
+    const { message } = describeError(err);
+    log(`gateway: event stream of ${sessionId} ended: ${message}`);
+    res.write(`event: error\ndata: ${JSON.stringify({ error: message })}\n\n`);
+    finish();
+  };
   // `after=now` skips what is already in the log: say where "now" is, so a follower that read the log
   // before this stream opened (or before the Session existed) knows to read the rest of it.
-  if (asked === 'now' && after) res.write(`event: head\ndata: ${JSON.stringify({ id: after })}\n\n`);
-  try {
-    const events = options.client.events(request.params.id, {
-      ...(after ? { after } : {}),
-      ...(options.feed ? { feed: options.feed } : {}),
-      signal: stop.signal,
-      onGap: () => res.write('event: gap\ndata: {}\n\n'),
-    });
-    for await (const event of events) {
+  if (fromNow && after) res.write(`event: head\ndata: ${JSON.stringify({ id: after })}\n\n`);
+  const stream = new JoiningStream(after, {
+    write: (event) => {
+      if (!open) return;
       const id = event.kind === 'agent.delta' ? '' : `id: ${event.id}\n`;
       res.write(`${id}data: ${JSON.stringify(event)}\n\n`);
-    }
-  } catch (err) {
-    if (!stop.signal.aborted) {
-      const { message } = describeError(err);
-      log(`gateway: event stream of ${request.params.id} ended: ${message}`);
-      res.write(`event: error\ndata: ${JSON.stringify({ error: message })}\n\n`);
-    }
-  } finally {
-    clearInterval(heartbeat);
-    res.end();
+      if (event.kind === 'session.closed') finish();
+    },
+    gap: () => open && res.write('event: gap\ndata: {}\n\n'),
+    end: (error) => (error === null ? finish() : fail(error)),
+  });
+  // Join first, so nothing the shared reader delivers during the catch-up is lost (it is held).
+  const { started, leave } = logs.join(sessionId, after, stream);
+  request.raw.on('close', finish);
+  // A reader started for this stream begins where it does: nothing to catch up.
+  if (started) {
+    stream.live();
+    return;
   }
+  void (async () => {
+    let position = after;
+    for (let more = true; more && open;) {
+      const page = await options.client.eventsAfter(sessionId, position);
+      if (page.gap) res.write('event: gap\ndata: {}\n\n');
+      for (const event of page.events) {
+        if (!stream.caughtUp(event)) return;
+        position = event.id;
+      }
+      more = page.more;
+    }
+    stream.live();
+  })().catch(fail);
 }
 
 /** Event kinds after which the inbox may have changed. */
 const INBOX_KINDS = new Set(['approval.waiting', 'tool.approved', 'tool.rejected', 'turn.finished', 'session.closed']);
 
 /** Tells the inbox page when to re-read /approvals: live from the feed, else every 2 s. */
-function streamInboxChanges(request: FastifyRequest, reply: FastifyReply, options: GatewayOptions): void {
+function streamInboxChanges(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: GatewayOptions,
+  limiter: StreamLimiter,
+): void {
+  const principal = principalOf(request);
+  const release = limiter.acquire(principal.name);
+  if (!release) {
+    void reply
+      .code(429)
+      .send({ error: `${principal.name} has ${limiter.maxPerPrincipal} event streams open already; close one first` });
+    return;
+  }
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
@@ -310,6 +542,7 @@ function streamInboxChanges(request: FastifyRequest, reply: FastifyReply, option
   request.raw.on('close', () => {
     clearInterval(timer);
     unsubscribe?.();
+    release();
     res.end();
   });
 }
@@ -324,7 +557,7 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
 }
 
 function describeError(err: unknown): { status: number; message: string } {
-  if (err instanceof InvalidInputError || err instanceof ApprovalRefusedError)
+  if (err instanceof InvalidInputError || err instanceof ApprovalRefusedError || err instanceof ToolResultRefusedError)
     return { status: 400, message: err.message };
   if (err instanceof SessionNotFoundError) return { status: 404, message: err.message };
   if (err instanceof SessionClientError) return { status: 409, message: err.message };
@@ -336,12 +569,6 @@ function describeError(err: unknown): { status: number; message: string } {
   const message = err instanceof Error ? err.message : String(err);
   if (/invalid events request/.test(message)) return { status: 400, message };
   return { status: 500, message };
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 let page: string | undefined;

@@ -363,7 +363,7 @@ describe('gateway', () => {
         expect.objectContaining({
           tool: 'add',
           status: 'ok',
-          approval: expect.objectContaining({ approved: true, by: 'inbox', note: 'checked the numbers' }),
+          approval: expect.objectContaining({ approved: true, by: 'operator', note: 'checked the numbers' }),
         }),
       ]);
       const ran = readJournal(journal).filter((l) => l.kind === 'ran' && l.key.startsWith(`${sessionId}:`));
@@ -419,7 +419,7 @@ describe('gateway', () => {
           status: 'ok',
           arguments: '{"a": 20, "b": 30}',
           originalArguments: '{"a":19,"b":23}',
-          editedBy: 'inbox',
+          editedBy: 'operator',
           result: '50',
         }),
       ]);
@@ -428,7 +428,7 @@ describe('gateway', () => {
       expect(approved).toMatchObject({
         arguments: '{"a": 20, "b": 30}',
         originalArguments: '{"a":19,"b":23}',
-        by: 'inbox',
+        by: 'operator',
       });
       await waitFor(
         () => row.count(),

@@ -6,7 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  ApprovalRefusedError,
   InvalidInputError,
+  ToolResultRefusedError,
   ServerUnreachableError,
   SessionClient,
   SessionClosedError,
@@ -155,10 +157,16 @@ describe('SessionClient: non-task signals and queries', () => {
   it('delivers approvals, notifications, tool results and commands, none of them a task input', async () => {
     const sessionId = uniqueId('control');
     await client.submit(sessionId, { text: 'Prepare the quarterly report' }, { wait: true });
-    await client.approve(sessionId, 'a-1', 'looks right');
-    await client.reject(sessionId, 'a-2');
+    // No call waits: every answer is heard, so each says why it applied nothing (and is still recorded).
+    const refused = await expectError(client.approve(sessionId, 'a-1', 'looks right'), ApprovalRefusedError);
+    expect(refused.reason).toMatch(/matches no tool call waiting for approval/);
+    await expectError(client.reject(sessionId, 'a-2'), ApprovalRefusedError);
     await client.notify(sessionId, { kind: 'deploy', text: 'staging redeployed' });
-    await client.toolResult(sessionId, { callId: 'call-1', output: { rows: 3 } });
+    const noCall = await expectError(
+      client.toolResult(sessionId, { callId: 'call-1', output: { rows: 3 } }),
+      ToolResultRefusedError,
+    );
+    expect(noCall.exitCode).toBe(2);
     await client.command(sessionId, { name: 'set-goals', args: { phase: 'Draft the summary section' } });
     await client.command(sessionId, { name: 'pause' });
 

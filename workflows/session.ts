@@ -40,6 +40,7 @@ import { describeIssues } from '../contract/text.js';
 import { applySubSessionReply, replyRefusal } from './children/sub-sessions.js';
 import { ControlPlane } from './control/control-plane.js';
 import { awaitResult } from './control/result.js';
+import { registerToolResultUpdate } from './control/tool-result-update.js';
 import { trustIdentity } from './control/signed-control.js';
 import { emit, eventsPage } from './ledger/events.js';
 import { bindNext, intake, refusal } from './ledger/intake.js';
@@ -122,6 +123,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       }
     },
   });
+  registerToolResultUpdate((raw) => control.answer('toolResult', raw));
 
   setHandler(goalsQuery, () => state.goals, { description: DESCRIPTIONS.goals });
   setHandler(capabilitiesQuery, () => state.capabilities, { description: DESCRIPTIONS.capabilities });

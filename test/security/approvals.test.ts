@@ -222,7 +222,10 @@ describe('an approval answers exactly one waiting call', () => {
     );
     expect(await turn(handle, 2, 'add 7 and 8')).toMatchObject({ status: 'waiting' });
 
-    const approve = await harness(['approve', sessionId, '2:1:call_1', '--as', 'erin', '--note', 'looks right']);
+    // The approver is the configured signer name, never a per-call flag.
+    const approve = await harness(['approve', sessionId, '2:1:call_1', '--note', 'looks right'], {
+      HARNESS_SIGNER_NAME: 'erin',
+    });
     expect(approve).toEqual({
       code: 0,
       stdout: `approved add({"a":7,"b":8}) — approval 2:1:call_1 in session ${sessionId}\n`,
@@ -245,13 +248,16 @@ describe('an approval answers exactly one waiting call', () => {
 });
 
 /** Runs `bin/harness.js` against the test server and this file's worker. */
-function harness(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function harness(
+  args: string[],
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const connection = ['--address', inject('temporalAddress'), '--task-queue', worker.taskQueue];
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('HARNESS_')),
   );
   const child = spawn(process.execPath, ['bin/harness.js', ...connection, ...args], {
-    env,
+    env: { ...env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

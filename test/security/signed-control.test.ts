@@ -241,8 +241,9 @@ describe('under signed control', () => {
   it('`harness approve` signs with HARNESS_CONTROL_KEY', async () => {
     const handle = await waitingSession(signed, 6, 7);
     const sessionId = idOf(handle);
-    const run = await harness(['approve', sessionId, '2:1:call_1', '--as', 'cli-user'], signed, {
+    const run = await harness(['approve', sessionId, '2:1:call_1'], signed, {
       HARNESS_CONTROL_KEY: keyEnv,
+      HARNESS_SIGNER_NAME: 'cli-user',
     });
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const done = await resultAfterApproval(handle);
@@ -297,11 +298,10 @@ describe('approvals that edit the arguments, under signed control', () => {
     expect(notJson.stderr).toMatch(/--arguments is not valid JSON/);
     expect((await view(handle)).pendingApprovals).toHaveLength(1);
 
-    const run = await harness(
-      ['approve', sessionId, '2:1:call_1', '--as', 'cli-user', '--arguments', '{"a":3,"b":4}'],
-      signed,
-      env,
-    );
+    const run = await harness(['approve', sessionId, '2:1:call_1', '--arguments', '{"a":3,"b":4}'], signed, {
+      ...env,
+      HARNESS_SIGNER_NAME: 'cli-user',
+    });
     expect(run).toMatchObject({ code: 0, stderr: '' });
     expect(run.stdout).toContain('approved add({"a":3,"b":3}) with edited arguments {"a":3,"b":4}');
     const done = await resultAfterApproval(handle);

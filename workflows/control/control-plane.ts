@@ -100,6 +100,11 @@ export class ControlPlane {
     return { approvalId: approval.approvalId, approved: approval.approved };
   }
 
+  /** A control item sent by update: resolves to why it answered nothing, else null (the `answerTool` update). */
+  answer(kind: ControlKind, raw: unknown): string | null | Promise<string | null> {
+    return this.deliver(kind, raw);
+  }
+
   /**
    * Runs a task input's handler (a `submit`) behind the control items sent before it that still wait,
    * so a close refuses what follows it; at once when none waits, or in runs recorded before
