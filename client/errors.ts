@@ -2,7 +2,6 @@
  * Typed errors of the Session client, each with the CLI exit code a script can rely on. Errors from
  * @temporalio/client are translated here, so callers never have to know gRPC status codes.
  */
-import { FAILURE } from '../contract/failures.js';
 import {
   NamespaceNotFoundError,
   ServiceError,
@@ -11,7 +10,12 @@ import {
   WorkflowUpdateFailedError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import {
+  ApprovalRefusedFailure,
+  InvalidMessageFailure,
+  harnessFailureOf,
+  type HarnessFailure,
+} from '../contract/failures.js';
 import type { z } from 'zod';
 import { workflowIdFor } from '../contract/ids.js';
 import { describeIssues } from '../contract/text.js';
@@ -85,8 +89,10 @@ export class InputRefusedError extends SessionClientError {
   constructor(
     readonly sessionId: string,
     reason: string,
+    /** The Session's failure, when it came from one (an InvalidMessage failure of the `submit` update). */
+    readonly failure?: HarnessFailure,
   ) {
-    super(`session ${sessionId} refused the input: ${reason}`);
+    super(`session ${sessionId} refused the input: ${reason}`, failure ? { cause: failure } : undefined);
   }
 }
 
@@ -101,8 +107,10 @@ export class ApprovalRefusedError extends SessionClientError {
   constructor(
     readonly sessionId: string,
     readonly reason: string,
+    /** The Session's failure, when it came from one (an ApprovalRefused failure of the `approve` update). */
+    readonly failure?: HarnessFailure,
   ) {
-    super(`session ${sessionId} refused the approval: ${reason}`);
+    super(`session ${sessionId} refused the approval: ${reason}`, failure ? { cause: failure } : undefined);
   }
 }
 
@@ -170,12 +178,12 @@ export function translateError(err: unknown, ctx: CallContext): unknown {
     return new InvalidInputError(err.message, [{ field: 'namespace', message: err.message }]);
   }
   if (err instanceof WorkflowUpdateFailedError) {
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === FAILURE.InvalidMessage && ctx.sessionId !== undefined) {
-      return new InputRefusedError(ctx.sessionId, cause.message);
+    const failure = harnessFailureOf(err.cause);
+    if (failure instanceof InvalidMessageFailure && ctx.sessionId !== undefined) {
+      return new InputRefusedError(ctx.sessionId, failure.message, failure);
     }
-    if (cause instanceof ApplicationFailure && cause.type === FAILURE.ApprovalRefused && ctx.sessionId !== undefined) {
-      return new ApprovalRefusedError(ctx.sessionId, cause.message);
+    if (failure instanceof ApprovalRefusedFailure && ctx.sessionId !== undefined) {
+      return new ApprovalRefusedError(ctx.sessionId, failure.message, failure);
     }
     return err;
   }
