@@ -71,7 +71,9 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js', 'worker/*.cjs', 'models/local/*.mjs'] },
+        projectService: {
+          allowDefaultProject: ['eslint.config.js', 'bin/*.js', 'worker/*.cjs', 'dev/*.cjs', 'models/local/*.mjs'],
+        },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -125,7 +127,8 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
-    // Modules Temporal loads by path with require() (worker/encoded-failure-converter.cjs).
+    // Modules Temporal loads by path with require() (worker/encoded-failure-converter.cjs), and the
+    // dev server's guardian, which node runs as a plain script (dev/server-guard.cjs).
     files: ['**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', exports: 'writable' } },

@@ -5,13 +5,14 @@
  * anything was sent fails the attempt, as retryable, since nothing ran yet.
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { CancelledFailure } from '@temporalio/common';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isBuiltinTool, MemorySaveArgs } from '../capabilities/builtin-tools.js';
 import { McpServerUnavailable, McpToolsetUnknown } from '../capabilities/mcp-catalog.js';
 import { formatMemoryScope, type MemoryScope } from '../capabilities/memory-store.js';
 import { parseToolArguments } from '../capabilities/tool-arguments.js';
 import { toolResultResources, toolResultText } from '../capabilities/tool-output.js';
+import { McpServerUnavailableFailure } from '../contract/failures.js';
 import { clipToolOutput } from '../contract/transcript.js';
 import type { RunToolRequest, RunToolResult } from '../contract/activity-contract.js';
 import { describeIssues } from '../contract/text.js';
@@ -91,7 +92,7 @@ async function callMcp(deps: ActivityDeps, request: RunToolRequest, toolset: str
         : new CancelledFailure('the tool call was cancelled');
     }
     if (err instanceof McpToolsetUnknown) return failed(`${request.tool}: ${err.message}`);
-    if (err instanceof McpServerUnavailable) throw ApplicationFailure.retryable(err.message, 'McpServerUnavailable');
+    if (err instanceof McpServerUnavailable) throw new McpServerUnavailableFailure(err.message).toApplicationFailure();
     if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)) {
       return failed(`${request.tool}: no answer in time (${err.message}); it may or may not have finished`);
     }

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as prettier from 'prettier';
 import { EVENT_KINDS } from '../contract/events.js';
+import { FAILURE_CLASSES, FAILURE_MEANING, RETRYABLE_FAILURES, type FailureType } from '../contract/failures.js';
 import * as api from '../contract/api.js';
 import { workflowIdFor } from '../contract/ids.js';
 import { MAX_RESOURCES, MAX_TEXT_CHARS, SessionId, SessionStart } from '../contract/messages.js';
@@ -322,6 +323,30 @@ function markdown(): string {
       'constraints`, `Open questions` and `Next steps`, at most 4,000 bytes. `compaction` is `compacted` when ' +
       'the compaction model wrote it and `failed` when the Session built it from the phase record itself. Both ' +
       'reach the agent in every request, after the goals, Skills and tools (docs/design.md, “Continuity”).',
+  );
+
+  p(
+    '## Failure types',
+    'A refused update, a failed query or a failed activity carries an `ApplicationFailure` whose `type` is one ' +
+      'of these names (contract/failures.ts). The names are public API; branch on them, never on the message. ' +
+      '“Retried” is the default: Temporal retries an activity that raised the type unless it says otherwise.',
+    [
+      '| type | raised when | retried | class |',
+      '| --- | --- | --- | --- |',
+      ...(Object.keys(FAILURE_CLASSES) as FailureType[]).map(
+        (type) =>
+          `| ${code(type)} | ${FAILURE_MEANING[type]} | ${RETRYABLE_FAILURES.has(type) ? 'yes' : 'no'} | ` +
+          `${code(FAILURE_CLASSES[type].name)} |`,
+      ),
+    ].join('\n'),
+    'In TypeScript each type is a class, a `HarnessFailure` (exported by client/index.ts). `harnessFailureOf(err)` ' +
+      'finds the `ApplicationFailure` inside any error the Temporal client throws (an update’s, a workflow’s, an ' +
+      'activity’s) and returns its class, or `undefined` when the type is none of these; code that raises one ' +
+      'throws `failure.toApplicationFailure()`. `SessionClient` does the translation for you: `InvalidMessage` ' +
+      'becomes `InputRefusedError` and `ApprovalRefused` becomes `ApprovalRefusedError`, each with the class as ' +
+      '`failure`. A query’s failure reaches a client without its type (the SDK reports it as ' +
+      '`QueryNotRegisteredError`), so `SessionClient` checks a query’s argument against the same schema before ' +
+      'sending it and throws `InvalidInputError` instead.',
   );
 
   p(

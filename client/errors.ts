@@ -2,7 +2,6 @@
  * Typed errors of the Session client, each with the CLI exit code a script can rely on. Errors from
  * @temporalio/client are translated here, so callers never have to know gRPC status codes.
  */
-import { FAILURE } from '../contract/failures.js';
 import {
   NamespaceNotFoundError,
   ServiceError,
@@ -11,7 +10,13 @@ import {
   WorkflowUpdateFailedError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import {
+  ApprovalRefusedFailure,
+  InvalidMessageFailure,
+  ToolResultRefusedFailure,
+  harnessFailureOf,
+  type HarnessFailure,
+} from '../contract/failures.js';
 import type { z } from 'zod';
 import { workflowIdFor } from '../contract/ids.js';
 import { describeIssues } from '../contract/text.js';
@@ -85,8 +90,10 @@ export class InputRefusedError extends SessionClientError {
   constructor(
     readonly sessionId: string,
     reason: string,
+    /** The Session's failure, when it came from one (an InvalidMessage failure of the `submit` update). */
+    readonly failure?: HarnessFailure,
   ) {
-    super(`session ${sessionId} refused the input: ${reason}`);
+    super(`session ${sessionId} refused the input: ${reason}`, failure ? { cause: failure } : undefined);
   }
 }
 
@@ -101,8 +108,10 @@ export class ApprovalRefusedError extends SessionClientError {
   constructor(
     readonly sessionId: string,
     readonly reason: string,
+    /** The Session's failure, when it came from one (an ApprovalRefused failure of the `approve` update). */
+    readonly failure?: HarnessFailure,
   ) {
-    super(`session ${sessionId} refused the approval: ${reason}`);
+    super(`session ${sessionId} refused the approval: ${reason}`, failure ? { cause: failure } : undefined);
   }
 }
 
@@ -116,8 +125,10 @@ export class ToolResultRefusedError extends SessionClientError {
   constructor(
     readonly sessionId: string,
     readonly reason: string,
+    /** The Session's failure (a ToolResultRefused failure of the `answerTool` update). */
+    readonly failure?: HarnessFailure,
   ) {
-    super(`session ${sessionId} refused the tool result: ${reason}`);
+    super(`session ${sessionId} refused the tool result: ${reason}`, failure ? { cause: failure } : undefined);
   }
 }
 
@@ -185,19 +196,15 @@ export function translateError(err: unknown, ctx: CallContext): unknown {
     return new InvalidInputError(err.message, [{ field: 'namespace', message: err.message }]);
   }
   if (err instanceof WorkflowUpdateFailedError) {
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type === FAILURE.InvalidMessage && ctx.sessionId !== undefined) {
-      return new InputRefusedError(ctx.sessionId, cause.message);
+    const failure = harnessFailureOf(err.cause);
+    if (failure instanceof InvalidMessageFailure && ctx.sessionId !== undefined) {
+      return new InputRefusedError(ctx.sessionId, failure.message, failure);
     }
-    if (cause instanceof ApplicationFailure && cause.type === FAILURE.ApprovalRefused && ctx.sessionId !== undefined) {
-      return new ApprovalRefusedError(ctx.sessionId, cause.message);
+    if (failure instanceof ApprovalRefusedFailure && ctx.sessionId !== undefined) {
+      return new ApprovalRefusedError(ctx.sessionId, failure.message, failure);
     }
-    if (
-      cause instanceof ApplicationFailure &&
-      cause.type === FAILURE.ToolResultRefused &&
-      ctx.sessionId !== undefined
-    ) {
-      return new ToolResultRefusedError(ctx.sessionId, cause.message);
+    if (failure instanceof ToolResultRefusedFailure && ctx.sessionId !== undefined) {
+      return new ToolResultRefusedError(ctx.sessionId, failure.message, failure);
     }
     return err;
   }

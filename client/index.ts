@@ -53,6 +53,8 @@ export {
 // The wire types, defined once in contract/ and re-exported so callers need no deeper import.
 export { DEFAULT_TASK_QUEUE, WORKFLOW_TYPE } from '../contract/api.js';
 export { sessionIdOf, workflowIdFor } from '../contract/ids.js';
+// Failure kinds: `harnessFailureOf(err)` turns an ApplicationFailure inside any Temporal error into its class.
+export { FAILURE, FAILURE_CLASSES, HarnessFailure, harnessFailureOf, type FailureType } from '../contract/failures.js';
 export type {
   ApprovalInput,
   CommandInput,

@@ -52,7 +52,7 @@ import {
 } from './errors.js';
 import { parse, startArgument, userMetadata, visibilityQuery, withMessageId } from './payloads.js';
 import { followEvents, type FollowOptions } from './events.js';
-import type { EventsPage, SessionEvent } from '../contract/events.js';
+import { EventsRequest, type EventsPage, type SessionEvent } from '../contract/events.js';
 import type { PayloadCodec } from '@temporalio/common';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 import {
@@ -353,8 +353,14 @@ export class SessionClient {
   }
 
   /** One page of the durable event log after an event id (the `events` query). */
-  eventsAfter(sessionId: string, after?: string, limit?: number): Promise<EventsPage> {
-    const request = { ...(after !== undefined ? { after } : {}), ...(limit !== undefined ? { limit } : {}) };
+  async eventsAfter(sessionId: string, after?: string, limit?: number): Promise<EventsPage> {
+    // Checked here with the workflow's own schema: a query failure reaches the client without its
+    // failure type, so a bad id must be refused before it is sent (InvalidInputError).
+    const request = parse(
+      EventsRequest,
+      { ...(after !== undefined ? { after } : {}), ...(limit !== undefined ? { limit } : {}) },
+      'events request',
+    );
     return this.query(sessionId, (h) => h.query(eventsQuery, request));
   }
 

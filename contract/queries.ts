@@ -21,6 +21,27 @@ export type GoalsResult = z.infer<typeof GoalsResult>;
 export const LimitArgument = z.object({ limit: z.number().int().positive().optional() }).strict();
 export type LimitArgument = z.infer<typeof LimitArgument>;
 
+/** One tool call waiting for approval, as the `snapshot` query lists it. */
+export const PendingApproval = z.object({
+  approvalId: z.string(),
+  /** SHA-256 (hex) of the call's full arguments; an approval that carries it answers only these arguments. */
+  argumentsHash: z.string(),
+  callId: z.string(),
+  seq: z.number().int(),
+  tool: z.string(),
+  arguments: z.string(),
+  requestedAt: z.number().nullable(),
+});
+export type PendingApproval = z.infer<typeof PendingApproval>;
+
+/** One call waiting for approval across Sessions, as the gateway's approval inbox (`GET /approvals`) lists it. */
+export const InboxEntry = PendingApproval.extend({
+  sessionId: z.string(),
+  /** The Session's goal, clipped to 300 characters; null before it has one. */
+  goal: z.string().nullable(),
+});
+export type InboxEntry = z.infer<typeof InboxEntry>;
+
 /** The `snapshot` query: everything an operator needs at a glance. */
 export const SessionView = z.object({
   sessionId: z.string(),
@@ -62,18 +83,7 @@ export const SessionView = z.object({
    * Tool calls waiting now until a person approves or rejects them. The `approval` signal answers one
    * by its `approvalId` (`<seq>:<step>:<callId>`), optionally with its `argumentsHash`.
    */
-  pendingApprovals: z.array(
-    z.object({
-      approvalId: z.string(),
-      /** SHA-256 (hex) of the call's full arguments; an approval that carries it answers only these arguments. */
-      argumentsHash: z.string(),
-      callId: z.string(),
-      seq: z.number().int(),
-      tool: z.string(),
-      arguments: z.string(),
-      requestedAt: z.number().nullable(),
-    }),
-  ),
+  pendingApprovals: z.array(PendingApproval),
   /** External tool calls waiting for a `toolResult` signal with their callId. */
   pendingToolCalls: z.array(
     z.object({ callId: z.string(), seq: z.number().int(), tool: z.string(), arguments: z.string() }),

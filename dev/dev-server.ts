@@ -1,10 +1,11 @@
 /**
- * Runs `temporal server start-dev` as a child process with SQLite persistence and the built-in
- * Web UI, and waits until its frontend answers.
+ * Runs `temporal server start-dev` with SQLite persistence and the built-in Web UI, under a guardian
+ * process that stops it when this process ends however it ends, and waits until its frontend answers.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { devServerSearchAttributeFlags } from '../worker/search-attributes-setup.js';
 
@@ -34,11 +35,18 @@ export const DEFAULT_SQLITE_PRAGMAS: Readonly<Record<string, string>> = { journa
 export interface DevServer {
   address: string;
   uiUrl: string;
+  /** The server's guardian (server-guard.cjs), the leader of the server's process group. */
   child: ChildProcess;
   /** Resolves once the server process has exited. */
   exited: Promise<number | null>;
+  /** SIGKILLs the server and its guardian at once (a crash, for fault tests); resolves once they are gone. */
+  kill(): Promise<void>;
+  /** Stops the server gracefully (SIGTERM, then SIGKILL after 10 s). */
   stop(): Promise<void>;
 }
+
+/** The guardian that keeps the server from outliving this process (a plain script: no build, no tsx). */
+const GUARD = fileURLToPath(new URL('./server-guard.cjs', import.meta.url));
 
 /** Starts the server and resolves once its frontend answers; `stop()` ends it. */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
@@ -67,8 +75,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ...devServerSearchAttributeFlags(),
     ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
   ];
-  // Its own process group: Ctrl-C reaches only us, and we stop the server after the worker has drained.
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // Through its guardian (server-guard.cjs), in their own process group: Ctrl-C reaches only us, and
+  // we stop the server after the worker has drained. The guardian's stdin is a pipe from us: when we
+  // end in any way, even SIGKILL, it reads end-of-file and stops the server.
+  const child = spawn(process.execPath, [GUARD, options.cliPath, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
+  // We never write to it; it only has to stay open while we live.
+  child.stdin?.on('error', () => {});
   const tail: string[] = [];
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString().split('\n')) if (line.trim()) tail.push(line);
@@ -78,8 +93,16 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   child.stderr?.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let running = true;
-  // The server has its own process group, so it would outlive us: take it down whenever we exit.
-  const killOnExit = () => child.kill('SIGKILL');
+  // Once we exit the guardian would stop the server anyway; killing the group now frees the port at once.
+  const killGroup = () => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  };
+  const killOnExit = killGroup;
   process.once('exit', killOnExit);
   void exited.then(() => {
     running = false;
@@ -113,10 +136,16 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     uiUrl: `http://localhost:${options.uiPort}`,
     child,
     exited,
+    async kill() {
+      if (!running) return;
+      killGroup();
+      await exited;
+    },
     async stop() {
       if (!running) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      // The guardian gives the server 10 s; past that, take the whole group.
+      const timer = setTimeout(killGroup, 12_000);
       await exited;
       clearTimeout(timer);
     },

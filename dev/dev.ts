@@ -1,7 +1,9 @@
 /**
  * `npm start` and `harness dev`: the embedded stack in one command — `temporal server start-dev`
  * with a SQLite file under HARNESS_DATA_DIR and the Web UI, the project's search attributes, then
- * one worker. Ctrl-C stops both; the next start reuses the data.
+ * one worker. Ctrl-C stops both; the next start reuses the data. The server never outlives us: its
+ * guardian (server-guard.cjs) stops it when this process ends however it ends, and this process stops
+ * when the one that started it (npm) is gone.
  */
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -35,6 +37,7 @@ export async function runDev(options: DevOptions = {}): Promise<void> {
   };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
+  stopWhenOrphaned(log);
   const base = loadConfig(options.env);
   const cliPath = ensureTemporalCli({ ...(options.env ? { env: options.env } : {}), log });
   const dbFile = join(base.dataDir, 'temporal.db');
@@ -75,6 +78,25 @@ export async function runDev(options: DevOptions = {}): Promise<void> {
     log('stopping temporal server');
     await stopServer();
   }
+}
+
+/** How often the parent pid is checked. */
+const PARENT_POLL_MS = 500;
+
+/**
+ * Stops the stack the way SIGTERM does (the worker drains, then the server stops) once the process
+ * that started us is gone: `npm start` SIGKILLed leaves us running otherwise, holding the ports. The
+ * start script runs node directly (no tsx or shell process between), so our parent is npm itself.
+ */
+function stopWhenOrphaned(log: (line: string) => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    log(`the process that started us (pid ${parent}) is gone; stopping`);
+    process.kill(process.pid, 'SIGTERM');
+  }, PARENT_POLL_MS);
+  timer.unref();
 }
 
 async function main(): Promise<void> {

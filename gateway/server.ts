@@ -27,7 +27,8 @@ import {
 } from '../client/index.js';
 import { EventsPage, SessionEvent, type EventFeed } from '../contract/events.js';
 import { ApprovalInput, MessageInput, ToolResultInput } from '../contract/messages.js';
-import { SessionView } from '../contract/queries.js';
+import { FAILURE, harnessFailureOf, type FailureType } from '../contract/failures.js';
+import { InboxEntry, SessionView } from '../contract/queries.js';
 import { STAGE } from '../contract/state.js';
 import { clip } from '../contract/text.js';
 import { AnsweredTrail } from './answered.js';
@@ -121,19 +122,6 @@ const ApprovalBody = ApprovalInput.omit({ approvalId: true, approved: true, sign
 /** A tool result without its call id, which is in the path (the client checks the whole ToolResultInput). */
 const ToolResultBody = z.object({ output: z.unknown(), isError: ToolResultInput.shape.isError }).strict();
 const MessageBody = MessageInput.partial({ messageId: true });
-
-/** One call waiting for approval, as the inbox lists it. */
-const InboxEntry = z.object({
-  sessionId: z.string(),
-  goal: z.string().nullable(),
-  approvalId: z.string(),
-  argumentsHash: z.string(),
-  callId: z.string(),
-  seq: z.number().int(),
-  tool: z.string(),
-  arguments: z.string(),
-  requestedAt: z.number().nullable(),
-});
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'draft-7', io: 'input', unrepresentable: 'any' });
 
@@ -387,7 +375,7 @@ function senderOf(principal: Principal, claimed: MessageDraft['from']): MessageD
 }
 
 /** Every call waiting for approval, from the Sessions whose SessionStage says they wait. */
-export async function inbox(client: SessionClient): Promise<Array<z.infer<typeof InboxEntry>>> {
+export async function inbox(client: SessionClient): Promise<InboxEntry[]> {
   const waiting = await client.list({ stage: STAGE.waitingApproval, status: 'active', limit: 100 });
   const views = await Promise.all(waiting.map((s) => client.snapshot(s.sessionId).catch(() => null)));
   return views.flatMap((view) =>
@@ -556,6 +544,13 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
   return parsed.data;
 }
 
+/** Failure kinds that mean the caller's request was wrong, so the answer is 400, not 500. */
+const CALLER_FAULTS: ReadonlySet<FailureType> = new Set([
+  FAILURE.InvalidMessage,
+  FAILURE.ApprovalRefused,
+  FAILURE.InvalidRequest,
+]);
+
 function describeError(err: unknown): { status: number; message: string } {
   if (err instanceof InvalidInputError || err instanceof ApprovalRefusedError || err instanceof ToolResultRefusedError)
     return { status: 400, message: err.message };
@@ -565,10 +560,10 @@ function describeError(err: unknown): { status: number; message: string } {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return { status, message: (err as Error).message };
   }
-  // The query of a malformed event id fails in the workflow with an InvalidRequest failure.
-  const message = err instanceof Error ? err.message : String(err);
-  if (/invalid events request/.test(message)) return { status: 400, message };
-  return { status: 500, message };
+  // A Session's failure that says the request was at fault (an update the workflow refused).
+  const failure = harnessFailureOf(err);
+  if (failure && CALLER_FAULTS.has(failure.type)) return { status: 400, message: failure.message };
+  return { status: 500, message: err instanceof Error ? err.message : String(err) };
 }
 
 let page: string | undefined;

@@ -168,8 +168,7 @@ describe('a turn waiting for approval', () => {
     // The worker dies without draining, then the server process crashes; both come back on the same file and ports.
     await worker?.kill();
     worker = undefined;
-    devServer.child.kill('SIGKILL');
-    await devServer.exited;
+    await devServer.kill();
     await connection.close();
     devServer = await startServer();
     await connect();

@@ -184,6 +184,11 @@ describe('gateway', () => {
     const bad = await post(`/sessions/${sessionId}/messages`, { text: 42 });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toMatch(/text/);
+    // A malformed event id is the caller's fault (400), on the page and on the stream alike.
+    const badId = await fetch(`${gateway.url}/sessions/${sessionId}/events.json?after=bogus`, { headers: auth });
+    expect(badId.status).toBe(400);
+    expect(((await badId.json()) as { error: string }).error).toMatch(/after must be an event id/);
+    expect((await fetch(`${gateway.url}/sessions/${sessionId}/events?after=1.x`, { headers: auth })).status).toBe(400);
     expect((await fetch(`${gateway.url}/sessions/${uniqueId('nobody')}`, { headers: auth })).status).toBe(404);
   });
 

@@ -1,10 +1,13 @@
 /**
- * How the fault suite counts what happened to a Session's inputs, from Temporal's own records: the
- * decision records (one per bound input) and every run's event history (failed workflow tasks,
- * carried-state size at each continue-as-new).
+ * How the fault suite counts what happened to a Session's inputs, from Temporal's own records: every
+ * run's event history, replayed to rebuild each input's binding (BindingLog), read for failed workflow
+ * tasks and the carried-state size at each continue-as-new; and, where a scenario binds fewer inputs
+ * than a Session keeps, its decision records.
  */
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import type { SessionEvent } from '../../contract/events.js';
 import { decisionsQuery } from '../../contract/api.js';
 import type { DecisionRecord } from '../../contract/state.js';
 
@@ -62,8 +65,65 @@ export function carriedBytes(histories: History[]): number[] {
 }
 
 /**
+ * Every durable event the runs emitted, rebuilt from their histories: a replay worker runs today's
+ * workflow code (`bundlePath`, the suite's bundle) over each run's event history and collects what it
+ * publishes through the `events` sink. Unlike the bounded `decisions` and `events` queries, which
+ * keep only the newest records and trim them at continue-as-new, the history holds everything, so an
+ * audit built on it cannot miss a record that rotated out while the machine was slow.
+ */
+export async function replayEvents(
+  workflowId: string,
+  histories: History[],
+  bundlePath: string,
+): Promise<SessionEvent[]> {
+  const events: SessionEvent[] = [];
+  const replays = Worker.runReplayHistories(
+    {
+      workflowBundle: { codePath: bundlePath },
+      sinks: {
+        events: {
+          publish: {
+            fn: (_info, ...args: unknown[]) => {
+              events.push(args[1] as SessionEvent);
+            },
+            callDuringReplay: true,
+          },
+        },
+      },
+    },
+    histories.map((history) => ({ workflowId, history })),
+  );
+  for await (const result of replays) {
+    if (result.error) throw new Error(`replay of ${workflowId} failed: ${String(result.error)}`);
+  }
+  return events;
+}
+
+/**
+ * What a Session bound, from its replayed events: each `input.bound` by seq (a seq bound twice with
+ * two messageIds is a conflict) and how many turns finished (`turn.finished`, one per bound input).
+ */
+export class BindingLog {
+  readonly bySeq = new Map<number, { seq: number; messageId: string }>();
+  conflicts = 0;
+  finishedTurns = 0;
+
+  constructor(events: SessionEvent[]) {
+    for (const event of events) {
+      if (event.kind === 'turn.finished') this.finishedTurns++;
+      if (event.kind !== 'input.bound') continue;
+      const seen = this.bySeq.get(event.seq);
+      if (seen && seen.messageId !== event.messageId) this.conflicts++;
+      if (!seen) this.bySeq.set(event.seq, { seq: event.seq, messageId: event.messageId });
+    }
+  }
+}
+
+/**
  * Decision records merged by seq from repeated `decisions` queries, so a Session that keeps fewer
- * records than it binds is still counted whole. A seq seen with two messageIds is a conflict.
+ * records than it binds is still counted whole. A seq seen with two messageIds is a conflict. Polling
+ * misses records that rotate out between two polls; scenarios that bind more than a Session keeps
+ * audit with BindingLog instead.
  */
 export class DecisionLog {
   readonly bySeq = new Map<number, DecisionRecord>();
@@ -91,8 +151,11 @@ export interface InputAudit {
   inOrder: boolean;
 }
 
-/** Compares the merged decision records with the messageIds the Session accepted, in order. */
-export function auditInputs(log: DecisionLog, expected: string[]): InputAudit {
+/** Compares the bound inputs (replayed, or merged decision records) with the messageIds the Session accepted, in order. */
+export function auditInputs(
+  log: { bySeq: Map<number, { seq: number; messageId: string }>; conflicts: number },
+  expected: string[],
+): InputAudit {
   const seqsById = new Map<string, number[]>();
   for (const record of log.bySeq.values()) {
     seqsById.set(record.messageId, [...(seqsById.get(record.messageId) ?? []), record.seq]);
@@ -105,21 +168,31 @@ export function auditInputs(log: DecisionLog, expected: string[]): InputAudit {
   return { lost, duplicated, gapFree, inOrder };
 }
 
-/** Polls `read` until `done` holds; failed reads (a server being restarted) count as not yet. */
+/** The longest one read of `until` may take before it counts as failed (a query no worker answers yet). */
+const READ_TIMEOUT_MS = 30_000;
+
+/**
+ * Polls `read` until `done` holds; failed reads (a server being restarted) and reads that take longer
+ * than READ_TIMEOUT_MS count as not yet.
+ */
 export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
   let error: unknown;
   for (;;) {
     try {
-      last = await read();
+      let timer: NodeJS.Timeout | undefined;
+      const slow = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`a read took over ${READ_TIMEOUT_MS} ms`)), READ_TIMEOUT_MS);
+      });
+      last = await Promise.race([read(), slow]).finally(() => clearTimeout(timer));
       if (done(last)) return last;
     } catch (err) {
       error = err;
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `not done within ${timeoutMs} ms; last value: ${JSON.stringify(last)?.slice(0, 2_000)}; last error: ${String(error)}`,
+        `not done within ${timeoutMs} ms; last value: ${JSON.stringify(last)?.slice(0, 2_000)}; last error: ${describeCauses(error)}`,
       );
     }
     await new Promise((r) => setTimeout(r, 250));
@@ -136,4 +209,13 @@ export async function historyClient(address: string): Promise<{ client: Client; 
     channelArgs: { 'grpc.max_receive_message_length': 128 * 1024 * 1024 },
   });
   return { client: new Client({ connection }), close: () => connection.close() };
+}
+
+/** An error with its causes (`Failed to query Workflow: 14 UNAVAILABLE: ...`), so a timeout says what failed. */
+function describeCauses(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e !== undefined && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    parts.push(e instanceof Error ? e.message : JSON.stringify(e));
+  }
+  return parts.join(': ');
 }

@@ -66,7 +66,7 @@ it('completes every input once after the dev server is SIGKILLed and restarted o
   const taskQueue = uniqueId('faults-server');
   worker = await spawnWorker({ taskQueue, models, env: { TEMPORAL_ADDRESS: server.address } });
   connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection });
+  let client = new Client({ connection });
 
   const sessions = await startSessions(client, { count: SESSIONS, prefix: 'srv', taskQueue, settings });
   const sending = Promise.all(
@@ -90,12 +90,26 @@ it('completes every input once after the dev server is SIGKILLed and restarted o
     (bound) => bound >= (SESSIONS * INPUTS) / 4,
     300_000,
   );
-  server.child.kill('SIGKILL');
-  await server.exited;
+  await server.kill();
   server = await startDevServer(serverOptions);
+  // A fresh channel for the senders and the audit: the old one may sit in gRPC's reconnect backoff
+  // (up to 120 s between tries) long after a slow restart on a loaded machine has finished.
+  const stale = connection;
+  connection = await Connection.connect({ address: server.address });
+  client = new Client({ connection });
+  for (const session of sessions) session.handle = client.workflow.getHandle(session.handle.workflowId);
+  await stale.close();
   await sending;
 
-  await settled(sessions, INPUTS);
+  // A worker that died instead of reconnecting would leave every query unanswered: say so at once.
+  const running = worker;
+  const workerDied = new Promise<never>((_, reject) =>
+    running.child.once('exit', (code, signal) =>
+      reject(new Error(`the worker process exited (${code ?? signal}) after the server restart`)),
+    ),
+  );
+  workerDied.catch(() => {});
+  await Promise.race([settled(sessions, INPUTS), workerDied]);
   const audit = await auditSessions(client, sessions);
   writeAuditRow(audit, {
     scenario: '2 dev server kill -9 + restart',

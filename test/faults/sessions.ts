@@ -11,7 +11,7 @@ import type { SessionView } from '../../contract/queries.js';
 import { message, uniqueId } from '../support/harness.js';
 import { ScriptedModelServer } from '../support/model-server.js';
 import { spawnWorker, type WorkerProcess } from '../support/spawn-worker.js';
-import { DecisionLog, auditInputs, runHistories, until, workflowTaskFailures } from './audit.js';
+import { BindingLog, auditInputs, replayEvents, runHistories, until, workflowTaskFailures } from './audit.js';
 import { writeRow } from './rows.js';
 
 export interface FaultSession {
@@ -129,15 +129,19 @@ export interface SessionsAudit {
 export async function auditSessions(client: Client, sessions: FaultSession[]): Promise<SessionsAudit> {
   const result: SessionsAudit = { lost: 0, duplicated: 0, problems: [], ours: [], server: 0, records: [] };
   for (const [i, session] of sessions.entries()) {
-    const log = new DecisionLog();
-    const records = await session.handle.query(decisionsQuery, { limit: 1_000 });
-    log.add(records);
-    result.records.push(records);
+    // Counted from the durable history (replayed), not from the bounded decisions window; the records
+    // are still read for what scenarios check inside them (few inputs each, all kept).
+    const histories = await runHistories(client, session.handle.workflowId, session.firstRunId);
+    const log = new BindingLog(await replayEvents(session.handle.workflowId, histories, inject('workflowBundlePath')));
+    result.records.push(await session.handle.query(decisionsQuery, { limit: 1_000 }));
     const audit = auditInputs(log, session.sent);
     result.lost += audit.lost;
     result.duplicated += audit.duplicated;
     if (!audit.gapFree || !audit.inOrder) result.problems.push(`session ${i}: ${JSON.stringify(audit)}`);
-    const failures = workflowTaskFailures(await runHistories(client, session.handle.workflowId, session.firstRunId));
+    if (log.finishedTurns !== log.bySeq.size) {
+      result.problems.push(`session ${i}: ${log.bySeq.size} inputs bound, ${log.finishedTurns} turns finished`);
+    }
+    const failures = workflowTaskFailures(histories);
     result.ours.push(...failures.ours);
     result.server += failures.server;
   }

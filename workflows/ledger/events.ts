@@ -13,6 +13,7 @@ import {
   type EventsPage,
   type SessionEvent,
 } from '../../contract/events.js';
+import { FAILURE } from '../../contract/failures.js';
 import { LIMITS, keepLast, type PendingCall, type SessionState } from '../../contract/state.js';
 import { clipBytes, describeIssues } from '../../contract/text.js';
 
@@ -55,7 +56,10 @@ const PAGE_DEFAULT = 200;
 export function eventsPage(state: SessionState, raw: unknown): EventsPage {
   const parsed = EventsRequest.safeParse(raw ?? {});
   if (!parsed.success) {
-    throw ApplicationFailure.nonRetryable(`invalid events request: ${describeIssues(parsed.error)}`, 'InvalidRequest');
+    throw ApplicationFailure.nonRetryable(
+      `invalid events request: ${describeIssues(parsed.error)}`,
+      FAILURE.InvalidRequest,
+    );
   }
   const { after, limit = PAGE_DEFAULT } = parsed.data;
   const newer = after === undefined ? state.events : state.events.filter((e) => compareEventIds(e.id, after) > 0);
