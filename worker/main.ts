@@ -33,5 +33,6 @@ try {
 } catch (err) {
   const known = err instanceof ConfigError || err instanceof ConnectionConfigError;
   process.stderr.write(`${known ? err.message : ((err as Error).stack ?? String(err))}\n`);
-  process.exitCode = 1;
+  // The SDK runtime, once installed, keeps the process alive: a worker that failed to start must end.
+  process.exit(1);
 }
