@@ -27,6 +27,8 @@ import {
   reasoningForProfile,
 } from '../../models/request-shaping.js';
 import type { AgentStepPrompt, AgentToolSpec } from '../../models/roles.js';
+import { configRefusal } from '../../models/model-errors.js';
+import { agentAnswer } from '../../models/openai-models.js';
 
 const prompt = { system: RELEVANCE_SYSTEM, user: '{"message":"hi"}' };
 const asked = { name: 'relevance_output', schema: RelevanceScores };
@@ -270,5 +272,63 @@ describe('agent request bodies', () => {
     );
     const assistant = (body.messages as Array<Record<string, unknown>>).find((m) => m.role === 'assistant')!;
     expect(assistant.reasoning_content === 'I should convert').toBe(profile.reasoningBack);
+  });
+});
+
+describe('configuration refusals', () => {
+  it.each([
+    // https://platform.openai.com/docs/guides/reasoning
+    [
+      400,
+      "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      'unsupported_parameter',
+      'HARNESS_PROVIDER=openai-reasoning',
+    ],
+    [
+      400,
+      "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.",
+      'unsupported_value',
+      '"temperature":false',
+    ],
+    // https://api-docs.deepseek.com/guides/json_mode
+    [400, 'This response_format type is unavailable now', undefined, 'HARNESS_JSON_MODE=json_object'],
+    // https://api-docs.deepseek.com/guides/thinking_mode
+    [400, 'The reasoning_content in the thinking mode must be passed back to the API.', undefined, 'deepseek-reasoner'],
+    // https://docs.vllm.ai/en/latest/features/tool_calling/
+    [
+      400,
+      '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+      undefined,
+      '--enable-auto-tool-choice',
+    ],
+    [400, 'Conversation roles must alternate user/assistant/user/assistant/...', undefined, '"alternateRoles":true'],
+    [
+      400,
+      "Invalid 'tools[0].function.description': string too long. Expected a string with maximum length 1024.",
+      'string_above_max_length',
+      'toolDescriptionMax',
+    ],
+  ])('%i %s names the fix', (status, message, code, fix) => {
+    expect(configRefusal(status, message, code)?.fix).toContain(fix);
+  });
+
+  it('leaves other refusals alone', () => {
+    expect(configRefusal(400, "This model's maximum context length is 8192 tokens")).toBeUndefined();
+    expect(configRefusal(401, 'Incorrect API key provided')).toBeUndefined();
+    expect(configRefusal(404, 'The model `gpt-9` does not exist')).toBeUndefined();
+  });
+});
+
+describe('reasoning content in answers', () => {
+  it('keeps reasoning_content beside tool calls, from the message or the streamed deltas', () => {
+    const message = {
+      role: 'assistant',
+      content: null,
+      refusal: null,
+      reasoning_content: 'I need the file first',
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }],
+    } as unknown as Parameters<typeof agentAnswer>[0];
+    expect(agentAnswer(message)).toMatchObject({ kind: 'calls', reasoning: 'I need the file first' });
+    expect(agentAnswer(message, 'streamed thought')).toMatchObject({ reasoning: 'streamed thought' });
   });
 });
