@@ -10,6 +10,7 @@ import { isEntryPoint } from '../worker/entry-point.js';
 import { addConnectionOptions, createContext, type CliIO } from './context.js';
 import { addControlCommands } from './control.js';
 import { addDevCommands } from './dev.js';
+import { addDoctorCommand } from './doctor.js';
 import { evalCommand } from './eval.js';
 import { addMemoryCommands } from './memory.js';
 import { runProgram } from './run.js';
@@ -31,6 +32,7 @@ export function buildProgram(io: CliIO): Command {
   addConnectionOptions(program);
   const context = createContext(io);
   addDevCommands(program, context);
+  addDoctorCommand(program, context);
   addSessionCommands(program, context);
   addControlCommands(program, context);
   addMemoryCommands(program, context);

@@ -190,6 +190,11 @@ export const AgentStepResult = z.discriminatedUnion('kind', [
     kind: z.literal('calls'),
     text: z.string().nullable(),
     calls: z.array(ResolvedToolCall).min(1),
+    /**
+     * The model's reasoning beside the calls (`reasoning_content`), returned only where the provider
+     * profile requires it back within the tool loop (DeepSeek's thinking mode); it goes into the step's transcript item.
+     */
+    reasoning: z.string().optional(),
     usage,
   }),
   /** No agent model is configured (the offline provider has none): the turn ends `skipped`. */

@@ -71,7 +71,13 @@ export interface AgentStepPrompt {
 export type AgentModelStep =
   | { kind: 'reply'; text: string }
   /** `name` is the function name the model called (see AgentToolSpec.functionName). */
-  | { kind: 'calls'; text: string | null; calls: Array<{ callId: string; name: string; arguments: string }> }
+  | {
+      kind: 'calls';
+      text: string | null;
+      calls: Array<{ callId: string; name: string; arguments: string }>;
+      /** The model's reasoning beside the calls (`reasoning_content`), when the provider returned any. */
+      reasoning?: string;
+    }
   | { kind: 'skipped'; reason: string };
 
 export interface RoleModels {

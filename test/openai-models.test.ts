@@ -164,6 +164,24 @@ describe('OpenAIModels', () => {
     ['HTTP 429 with retry-after', faults.rateLimited(7), FAILURE.ModelRateLimited, false, 7_000],
     ['HTTP 500', faults.serverError(), FAILURE.ModelServerError, false, undefined],
     ['HTTP 400', faults.badRequest(), FAILURE.ModelRequestRejected, true, undefined],
+    [
+      'HTTP 400 refusing a parameter (OpenAI reasoning models: https://platform.openai.com/docs/guides/reasoning)',
+      {
+        status: 400,
+        body: {
+          error: {
+            message:
+              "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            type: 'invalid_request_error',
+            param: 'max_tokens',
+            code: 'unsupported_parameter',
+          },
+        },
+      } as const,
+      FAILURE.ModelConfigError,
+      true,
+      undefined,
+    ],
     ['a hang-up', { hangUp: true } as const, FAILURE.ModelUnavailable, false, undefined],
     ['a reply slower than the timeout', faults.slow(3_000, { json: {} }), FAILURE.ModelTimeout, false, undefined],
     ['malformed JSON', faults.malformed(), FAILURE.ModelInvalidOutput, true, undefined],

@@ -21,7 +21,10 @@ const log = (line: string) => process.stdout.write(`[worker] ${line}\n`);
 const prebuilt = (file: string) => fileURLToPath(new URL(`../${file}`, import.meta.url));
 
 try {
-  const config = loadConfig();
+  // `--no-check` skips the start-up model check, as HARNESS_MODEL_CHECK=off does.
+  const config = loadConfig(
+    process.argv.includes('--no-check') ? { ...process.env, HARNESS_MODEL_CHECK: 'off' } : process.env,
+  );
   const bundle = prebuilt(
     prebuiltBundleFor({ traced: Boolean(config.telemetry.otlpEndpoint), encrypted: config.encryptionKeys.length > 0 }),
   );
@@ -30,5 +33,6 @@ try {
 } catch (err) {
   const known = err instanceof ConfigError || err instanceof ConnectionConfigError;
   process.stderr.write(`${known ? err.message : ((err as Error).stack ?? String(err))}\n`);
-  process.exitCode = 1;
+  // The SDK runtime, once installed, keeps the process alive: a worker that failed to start must end.
+  process.exit(1);
 }

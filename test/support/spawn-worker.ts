@@ -33,6 +33,9 @@ export function workerEnv(taskQueue: string, models: ScriptedModelServer): Recor
     HARNESS_ORCHESTRATION_MODEL: MODEL.orchestration,
     HARNESS_COMPACTION_MODEL: MODEL.compaction,
     HARNESS_AGENT_MODEL: MODEL.agent,
+    // Every answer of the scripted server is scripted per test; the start-up model check would take
+    // some of them (it has tests of its own: test/model-check.test.ts).
+    HARNESS_MODEL_CHECK: 'off',
   };
 }
 

@@ -149,3 +149,37 @@ describe('sub-sessions in the Web UI details', () => {
     );
   });
 });
+
+describe('configuration errors in `harness inspect`', () => {
+  it('lists a refused parameter apart from ordinary degraded inputs, once, with the fix', () => {
+    const refusal =
+      "ModelConfigError: relevance model answered HTTP 400: Unsupported parameter: 'max_tokens' is not supported with this model.; fix: set HARNESS_PROVIDER=openai-reasoning [NON_RETRYABLE_FAILURE]";
+    const record = DecisionRecord.parse({
+      seq: 3,
+      messageId: 'm-3',
+      decision: 'degraded',
+      scores: null,
+      bands: null,
+      degraded: refusal,
+      diff: null,
+      dropped: [],
+      fallbacks: [],
+      stages: [{ stage: 'relevance', startedAt: 0, endedAt: 1, outcome: `fallback: ${refusal}` }],
+      agent: null,
+    });
+    const plain = DecisionRecord.parse({
+      ...record,
+      seq: 4,
+      degraded: 'ModelTimeout: relevance model timed out',
+      stages: [],
+    });
+    const decision = formatDecision(record, null, null);
+    expect(decision.match(/configuration error: /g)).toHaveLength(1);
+    expect(decision).toContain('configuration error: relevance model answered HTTP 400');
+    const inspect = formatInspect(view(), [record, plain]);
+    expect(inspect).toContain('Configuration errors');
+    expect(inspect).toContain('#3: relevance model answered HTTP 400');
+    expect(inspect).not.toContain('#4: ');
+    expect(formatInspect(view(), [plain])).not.toContain('Configuration errors');
+  });
+});
