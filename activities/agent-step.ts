@@ -197,6 +197,7 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
         ? {
             kind: 'calls',
             text: answer.text,
+            ...(answer.reasoning !== undefined ? { reasoning: answer.reasoning } : {}),
             calls: resolveCalls(
               answer.calls,
               tools,

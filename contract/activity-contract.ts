@@ -182,14 +182,20 @@ export interface AgentStepRequest {
   afterEvent?: string | null;
 }
 const usage = ModelUsage.optional();
+/**
+ * The reasoning text a model streamed beside its answer (`reasoning_content`), kept so it can be sent
+ * back where the provider requires it; absent when there was none and from older workers.
+ */
+const reasoning = z.string().optional();
 export const AgentStepResult = z.discriminatedUnion('kind', [
   /** The model answered with text: the turn ends `replied`. */
-  z.object({ kind: z.literal('reply'), text: z.string(), usage }),
+  z.object({ kind: z.literal('reply'), text: z.string(), reasoning, usage }),
   /** The model asked for tool calls, in its order, each resolved by the worker. */
   z.object({
     kind: z.literal('calls'),
     text: z.string().nullable(),
     calls: z.array(ResolvedToolCall).min(1),
+    reasoning,
     usage,
   }),
   /** No agent model is configured (the offline provider has none): the turn ends `skipped`. */

@@ -3,7 +3,6 @@
  * Ollama, ...). Temporal owns retries, so the client never retries on its own.
  */
 import { FAILURE } from '../contract/failures.js';
-import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { parseModelJson, toModelFailure } from './model-errors.js';
@@ -30,6 +29,8 @@ import {
 } from './roles.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { agentRequest } from './agent-request.js';
+import { StreamAssembly } from './stream-assembly.js';
+import { Stream } from 'openai/streaming';
 
 const NO_AGENT_MODEL = 'no agent model configured (set HARNESS_AGENT_MODEL or HARNESS_MODEL)';
 
@@ -51,8 +52,9 @@ export function agentAnswer(message: OpenAI.ChatCompletionMessage | undefined): 
     if (toolCall.type !== 'function')
       throw invalid(`tool call ${i + 1} is a ${toolCall.type} call, not a function call`);
     if (!toolCall.function.name) throw invalid(`tool call ${i + 1} names no function`);
-    // Some servers (older Ollama) send no call ids, or repeat them; each call needs its own.
-    let callId = toolCall.id || `call_${randomUUID()}`;
+    // Some servers (older Ollama) send no call ids, or repeat them; each call needs its own, and the
+    // same one when a retried step gets the same answer (StreamAssembly names id-less streamed calls).
+    let callId = toolCall.id || `call_${i + 1}`;
     if (seen.has(callId)) callId = `${callId}_${i + 1}`;
     seen.add(callId);
     return { callId, name: toolCall.function.name, arguments: toolCall.function.arguments ?? '' };
@@ -106,6 +108,8 @@ export interface OpenAIModelsConfig {
   jsonMode: 'json_object' | 'json_schema';
   /** `max_tokens` per helper role; a role left out gets DEFAULT_MAX_TOKENS. */
   maxTokens?: Partial<Record<HelperRole, number>>;
+  /** Whether the agent step asks for a stream (default true); false sends plain completions. */
+  agentStream?: boolean;
 }
 
 export class OpenAIModels implements RoleModels {
@@ -156,9 +160,11 @@ export class OpenAIModels implements RoleModels {
 
   /**
    * One step with real tool calling: the loaded tools go out as `tools`, the answer is text or
-   * `tool_calls`. The answer streams (the client's ChatCompletionStream accumulates text and tool-call
-   * deltas into the same completion a plain call returns), so `call.onText` hears the text as it
-   * arrives; `include_usage` keeps the usage block, which a stream otherwise leaves out.
+   * `tool_calls`. The answer streams unless `agentStream` is false, so `call.onText` hears the text as
+   * it arrives; `include_usage` keeps the usage block, which a stream otherwise leaves out. The
+   * chunks are assembled by StreamAssembly (calls without index or id, two calls at one index,
+   * reasoning deltas), and a server that answers the stream request with plain JSON is read as the
+   * completion it is.
    */
   async agentStep(prompt: AgentStepPrompt, call: CallOptions): Promise<AgentModelStep> {
     const model = this.config.models.agent;
@@ -168,36 +174,54 @@ export class OpenAIModels implements RoleModels {
     // by this deadline instead, and reported as a timeout (retryable) like a slow plain answer.
     const deadline = AbortSignal.timeout(call.timeoutMs);
     const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
-    let message: OpenAI.ChatCompletionMessage | undefined;
+    const stream = this.config.agentStream !== false;
+    const assembly = new StreamAssembly(String(prompt.step));
     try {
-      const stream = this.client.chat.completions.stream(
-        // Tools before messages, as providers put them in front of the prompt: the request body then
-        // reads in cache-prefix order (stable tools and system text first, the transcript last).
-        {
-          model,
-          ...(tools.length > 0 ? { tools } : {}),
-          messages,
-          temperature: 0.3,
-          stream_options: { include_usage: true },
-        },
-        { timeout: call.timeoutMs, signal },
-      );
-      if (call.onText) {
-        const onText = call.onText;
-        stream.on('content', (piece) => {
-          if (piece) onText(piece);
-        });
+      // Tools before messages, as providers put them in front of the prompt: the request body then
+      // reads in cache-prefix order (stable tools and system text first, the transcript last).
+      const body = { model, ...(tools.length > 0 ? { tools } : {}), messages, temperature: 0.3 };
+      const options = { timeout: call.timeoutMs, signal };
+      if (stream) {
+        const response = await this.client.chat.completions
+          .create({ ...body, stream: true, stream_options: { include_usage: true } }, options)
+          .asResponse();
+        await readAgentResponse(response, assembly, call.onText);
+        // The client's stream ends quietly when its signal aborts; an unfinished answer is no answer.
+        if (signal.aborted) throw new OpenAI.APIUserAbortError();
+      } else {
+        assembly.pushCompletion(await this.client.chat.completions.create(body, options));
       }
-      const completion = await stream.finalChatCompletion();
-      reportUsage(completion, model, call);
-      message = completion.choices[0]?.message;
     } catch (err) {
       if (deadline.aborted && !call.signal?.aborted) {
         throw ApplicationFailure.retryable(`agent model timed out (stream unfinished)`, FAILURE.ModelTimeout);
       }
       throw toModelFailure(err, 'agent');
     }
-    return agentAnswer(message);
+    const done = assembly.result();
+    if (done.chunks === 0) {
+      throw ApplicationFailure.retryable('agent model failed: the answer ended without any chunks', FAILURE.ModelError);
+    }
+    call.onUsage?.(
+      usageOf(
+        { model: done.model ?? model, ...(done.usage ? { usage: done.usage as OpenAI.CompletionUsage } : {}) },
+        model,
+      ),
+    );
+    const answer = agentAnswer({
+      role: 'assistant',
+      content: done.content,
+      refusal: null,
+      ...(done.toolCalls.length > 0
+        ? {
+            tool_calls: done.toolCalls.map((c) => ({
+              id: c.id,
+              type: 'function' as const,
+              function: { name: c.name, arguments: c.arguments },
+            })),
+          }
+        : {}),
+    });
+    return done.reasoning !== null && answer.kind !== 'skipped' ? { ...answer, reasoning: done.reasoning } : answer;
   }
 
   /**
@@ -269,5 +293,28 @@ export class OpenAIModels implements RoleModels {
     } catch (err) {
       throw toModelFailure(err, role);
     }
+  }
+}
+
+/**
+ * Reads the answer to a stream request into `assembly`: Server-Sent Events of chunks, or, from a
+ * server that ignores `stream` and answers with JSON (Content-Type application/json), the one
+ * completion. The text is forwarded to `onText` as it arrives.
+ */
+async function readAgentResponse(
+  response: Response,
+  assembly: StreamAssembly,
+  onText: ((piece: string) => void) | undefined,
+): Promise<void> {
+  const type = response.headers.get('content-type') ?? '';
+  if (/application\/json/i.test(type)) {
+    const piece = assembly.pushCompletion(await response.json());
+    if (piece.text && onText) onText(piece.text);
+    return;
+  }
+  const controller = new AbortController();
+  for await (const chunk of Stream.fromSSEResponse<OpenAI.ChatCompletionChunk>(response, controller)) {
+    const piece = assembly.push(chunk);
+    if (piece.text && onText) onText(piece.text);
   }
 }

@@ -69,9 +69,15 @@ export interface AgentStepPrompt {
 
 /** The agent model's answer to one step, before the worker resolves the calls. */
 export type AgentModelStep =
-  | { kind: 'reply'; text: string }
+  /** `reasoning`: the reasoning text the model streamed beside its answer (DeepSeek's `reasoning_content`), if any. */
+  | { kind: 'reply'; text: string; reasoning?: string }
   /** `name` is the function name the model called (see AgentToolSpec.functionName). */
-  | { kind: 'calls'; text: string | null; calls: Array<{ callId: string; name: string; arguments: string }> }
+  | {
+      kind: 'calls';
+      text: string | null;
+      calls: Array<{ callId: string; name: string; arguments: string }>;
+      reasoning?: string;
+    }
   | { kind: 'skipped'; reason: string };
 
 export interface RoleModels {
