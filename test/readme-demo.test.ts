@@ -15,7 +15,7 @@ import { freePorts } from './support/ports.js';
 import { readmeBlock } from './support/readme.js';
 
 const ROOT = join(import.meta.dirname, '..');
-export const DEMO_HEADING = 'See the agent act: a tool call that waits for approval';
+const DEMO_HEADING = 'See the agent act: a tool call that waits for approval';
 
 interface Background {
   child: ChildProcess;

@@ -34,6 +34,11 @@ export function readmeBlocks(text = readFileSync(README_PATH, 'utf8')): ReadmeBl
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (/^#{1,6} /.test(line)) heading = line.replace(/^#+ /, '');
+    if (line.startsWith('```') && line.trim() !== '```sh') {
+      // Another language's block: skip to its end, so a `# ` line in it is not taken for a heading.
+      for (i++; i < lines.length && !lines[i]!.startsWith('```'); i++);
+      continue;
+    }
     if (line.trim() !== '```sh') continue;
     const start = i + 1;
     const body: string[] = [];
