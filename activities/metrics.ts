@@ -11,6 +11,7 @@ export const ACTIVITY_METRIC = {
   // Named with Prometheus' `_total` counter suffix, which the SDK's exporter does not add itself.
   modelTokens: 'harness_model_tokens_total',
   modelCost: 'harness_model_cost_microusd_total',
+  modelConfigErrors: 'harness_model_config_errors_total',
 } as const;
 
 /** The token kinds `harness_model_tokens` counts; cached is part of prompt, reasoning part of completion. */
@@ -73,4 +74,18 @@ export function recordToolCall(tool: string, outcome: string): void {
   Context.current()
     .metricMeter.createCounter(ACTIVITY_METRIC.toolCalls, 'calls', 'Tool calls, by tool and outcome')
     .add(1, { tool, outcome });
+}
+
+/**
+ * Counts one model call the endpoint refused for its configuration (FAILURE.ModelConfigError), by
+ * role: a wrong provider profile shows here before anyone reads a decision record.
+ */
+export function recordModelConfigError(role: string): void {
+  Context.current()
+    .metricMeter.createCounter(
+      ACTIVITY_METRIC.modelConfigErrors,
+      'calls',
+      'Model calls refused for an unsupported parameter or value, by role',
+    )
+    .add(1, { role });
 }

@@ -6,7 +6,7 @@ import { exhausted, type Budget, type BudgetCheck, type ModelUsage } from '../co
 import { toModelFailure } from '../models/model-errors.js';
 import { costOf, type PriceTable } from '../models/prices.js';
 import type { CallOptions, CallUsage, Role, RoleModels } from '../models/roles.js';
-import { recordModelCall, recordModelUsage } from './metrics.js';
+import { recordModelCall, recordModelConfigError, recordModelUsage } from './metrics.js';
 
 /** Time left for one model call inside this activity attempt, and its cancellation signal. */
 export function callOptions(): CallOptions {
@@ -33,6 +33,7 @@ export async function asModelCall<T>(role: Role, fn: () => Promise<T>): Promise<
     }
     const failure = toModelFailure(err, role);
     recordModelCall(role, failure.type ?? 'error', performance.now() - started);
+    if (failure.type === FAILURE.ModelConfigError) recordModelConfigError(role);
     throw failure;
   }
 }

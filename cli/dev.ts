@@ -10,16 +10,25 @@ export function addDevCommands(program: Command, { line }: CommandContext): void
   program
     .command('dev')
     .description('run `temporal server start-dev` (SQLite, Web UI) and one worker; what `npm start` runs')
-    .action(async (_opts: unknown, cmd: Command) => {
+    .option('--no-check', 'skip the model check at start (as HARNESS_MODEL_CHECK=off)')
+    .action(async (opts: { check: boolean }, cmd: Command) => {
       const g = globalOptions(cmd);
       const { runDev } = await import('../dev/dev.js');
-      await runDev({ env: { ...process.env, TEMPORAL_NAMESPACE: g.namespace, HARNESS_TASK_QUEUE: g.taskQueue } });
+      await runDev({
+        env: {
+          ...process.env,
+          TEMPORAL_NAMESPACE: g.namespace,
+          HARNESS_TASK_QUEUE: g.taskQueue,
+          ...(opts.check ? {} : { HARNESS_MODEL_CHECK: 'off' }),
+        },
+      });
     });
 
   program
     .command('worker')
     .description('run a Session worker against --address on --task-queue')
-    .action(async (_opts: unknown, cmd: Command) => {
+    .option('--no-check', 'skip the model check at start (as HARNESS_MODEL_CHECK=off)')
+    .action(async (opts: { check: boolean }, cmd: Command) => {
       const g = globalOptions(cmd);
       if (g.tls || g.tlsCert || g.tlsCa || g.apiKey) {
         throw new UsageError('harness worker does not support TLS or API keys yet; run it next to the cluster');
@@ -33,6 +42,7 @@ export function addDevCommands(program: Command, { line }: CommandContext): void
         TEMPORAL_ADDRESS: g.address,
         TEMPORAL_NAMESPACE: g.namespace,
         HARNESS_TASK_QUEUE: g.taskQueue,
+        ...(opts.check ? {} : { HARNESS_MODEL_CHECK: 'off' }),
       });
       await runWorker(config, (text) => line(`[worker] ${text}`));
     });

@@ -5,6 +5,7 @@
 import Table from 'cli-table3';
 import type { SessionEvent } from '../contract/events.js';
 import type { BoundInput, DecisionRecord, SessionSummary, SessionView } from '../client/index.js';
+import { FAILURE } from '../contract/failures.js';
 import { clip } from '../contract/text.js';
 import type { UsageSum, UsageTotals } from '../contract/usage.js';
 
@@ -39,10 +40,37 @@ function stageMark(outcome: string): string {
   return '!';
 }
 
+/**
+ * The model calls of a decision that the endpoint refused for their configuration
+ * (FAILURE.ModelConfigError): in the degraded reason, a stage, a fallback or the agent's outcome.
+ * Each is the provider's message and the setting to change, shown apart so it is not read as an
+ * ordinary degraded input.
+ */
+export function configErrors(record: DecisionRecord): string[] {
+  const texts = [
+    record.degraded,
+    ...record.stages.map((s) => s.outcome),
+    ...record.fallbacks,
+    record.agent?.reason ?? null,
+  ].filter((t): t is string => typeof t === 'string' && t.includes(FAILURE.ModelConfigError));
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const text of texts) {
+    // One refusal reaches several fields (a stage and the degraded reason); show it once.
+    const from = text.indexOf(FAILURE.ModelConfigError);
+    const core = text.slice(from + FAILURE.ModelConfigError.length).replace(/^:\s*/, '');
+    if (seen.has(core)) continue;
+    seen.add(core);
+    out.push(core);
+  }
+  return out;
+}
+
 /** The decision block `send --wait` ends with. */
 export function formatDecision(record: DecisionRecord, view: SessionView | null, input: BoundInput | null): string {
   const lines = [`decision #${record.seq}: ${record.decision}${record.scores ? ` (${scores(record)})` : ''}`];
   if (record.degraded) lines.push(`  degraded: ${record.degraded}`);
+  for (const error of configErrors(record)) lines.push(`  configuration error: ${error}`);
   const width = Math.max(0, ...record.stages.map((s) => s.stage.length));
   for (const stage of record.stages) {
     lines.push(
@@ -174,6 +202,14 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
   }
   if (decisions.length === 0) recent.push(['—', '(no input yet)', '', '', '', '']);
   out.push('', `Recent decisions (${decisions.length})`, recent.toString());
+  const refused = decisions.flatMap((record) => configErrors(record).map((error) => `  #${record.seq}: ${error}`));
+  if (refused.length > 0) {
+    out.push(
+      '',
+      `Configuration errors (the model endpoint refused what the harness sent; see harness doctor):`,
+      ...refused,
+    );
+  }
   if (view.pendingApprovals.length > 0 || view.pendingToolCalls.length > 0) {
     const waiting = [
       ...view.pendingApprovals.map((a) => `approval ${a.approvalId}: ${a.tool}(${clip(a.arguments, 80)})`),

@@ -182,20 +182,19 @@ export interface AgentStepRequest {
   afterEvent?: string | null;
 }
 const usage = ModelUsage.optional();
-/**
- * The reasoning text a model streamed beside its answer (`reasoning_content`), kept so it can be sent
- * back where the provider requires it; absent when there was none and from older workers.
- */
-const reasoning = z.string().optional();
 export const AgentStepResult = z.discriminatedUnion('kind', [
   /** The model answered with text: the turn ends `replied`. */
-  z.object({ kind: z.literal('reply'), text: z.string(), reasoning, usage }),
+  z.object({ kind: z.literal('reply'), text: z.string(), usage }),
   /** The model asked for tool calls, in its order, each resolved by the worker. */
   z.object({
     kind: z.literal('calls'),
     text: z.string().nullable(),
     calls: z.array(ResolvedToolCall).min(1),
-    reasoning,
+    /**
+     * The model's reasoning beside the calls (`reasoning_content`), returned only where the provider
+     * profile requires it back within the tool loop (DeepSeek's thinking mode); it goes into the step's transcript item.
+     */
+    reasoning: z.string().optional(),
     usage,
   }),
   /** No agent model is configured (the offline provider has none): the turn ends `skipped`. */

@@ -32,6 +32,12 @@ export const FAILURE = {
   ModelError: 'ModelError',
   /** The model endpoint refused the request (a 4xx other than 429). */
   ModelRequestRejected: 'ModelRequestRejected',
+  /**
+   * The model endpoint refused a parameter or value the harness sent (a 400 saying it is unsupported
+   * or invalid): the provider profile or the endpoint's setup is wrong, and no retry can fix it. The
+   * message quotes the provider and names the setting to change.
+   */
+  ModelConfigError: 'ModelConfigError',
   /** The model's answer does not fit the role's output schema. */
   ModelInvalidOutput: 'ModelInvalidOutput',
   /** No model is configured for the role. */

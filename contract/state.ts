@@ -269,7 +269,14 @@ export const ActiveTurn = z.object({
   from: Sender.nullable(),
   steps: z.number().int().nonnegative(),
   /** The step whose tool calls are being carried out, in the model's order. */
-  step: z.object({ text: z.string().nullable(), calls: z.array(PendingCall) }).nullable(),
+  step: z
+    .object({
+      text: z.string().nullable(),
+      calls: z.array(PendingCall),
+      /** The model's reasoning beside the calls, kept for providers that want it back (absent otherwise). */
+      reasoning: z.string().optional(),
+    })
+    .nullable(),
   /** The last failing call (tool and arguments) and how many times in a row it failed. */
   failing: z.object({ key: z.string(), count: z.number().int() }).nullable(),
   interrupted: z.boolean(),

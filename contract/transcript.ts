@@ -115,6 +115,12 @@ export const TranscriptItem = z.discriminatedUnion('kind', [
     seq: z.number().int(),
     text: z.string().nullable(),
     calls: z.array(ToolExchange),
+    /**
+     * The model's reasoning text for this step, as the provider returned it (`reasoning_content`).
+     * Absent when there was none, and in steps recorded before it was kept. Some providers
+     * (DeepSeek's thinking mode) require it back within the tool loop.
+     */
+    reasoning: z.string().optional(),
   }),
   z.object({ kind: z.literal('summary'), seq: z.number().int(), text: z.string() }),
   /**

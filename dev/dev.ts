@@ -79,7 +79,8 @@ export async function runDev(options: DevOptions = {}): Promise<void> {
 
 async function main(): Promise<void> {
   try {
-    await runDev();
+    // `npm start -- --no-check` skips the start-up model check, as HARNESS_MODEL_CHECK=off does.
+    await runDev(process.argv.includes('--no-check') ? { env: { ...process.env, HARNESS_MODEL_CHECK: 'off' } } : {});
   } catch (err) {
     const known = err instanceof ConfigError || err instanceof TemporalCliError;
     process.stderr.write(`${known ? err.message : ((err as Error).stack ?? String(err))}\n`);

@@ -15,6 +15,7 @@ import { artifactLine } from '../contract/handoff.js';
 import type { TranscriptItem } from '../contract/transcript.js';
 import type { Decision } from '../contract/state.js';
 import type { AgentStepPrompt, AgentToolSpec } from './roles.js';
+import { clipDescription, type AssistantWithReasoning } from './request-shaping.js';
 
 /** One line per decision: how the latest input relates to the task, and what the agent should do about it. */
 export const AGENT_DECISION_NOTES: Record<Decision, string> = {
@@ -74,14 +75,20 @@ export function nameTools(offers: ToolOffer[]): AgentToolSpec[] {
 /**
  * The loaded tools as OpenAI function tools, sorted by function name: providers cache the `tools`
  * parameter as part of the prompt prefix. `$schema` is left out (some servers reject unknown keys there).
+ * A description longer than `descriptionMax` (the provider profile's limit) is clipped and marked,
+ * keeping the " (requires approval)" note within the limit.
  */
-export function agentTools(specs: AgentToolSpec[]): ChatCompletionFunctionTool[] {
+export function agentTools(specs: AgentToolSpec[], descriptionMax: number | null = null): ChatCompletionFunctionTool[] {
   return sortedByName(specs).map((spec) => {
     const { $schema: _dialect, ...parameters } = spec.inputSchema;
     const approval = spec.requiresApproval ? ' (requires approval)' : '';
     return {
       type: 'function',
-      function: { name: spec.functionName, description: `${spec.description}${approval}`.trim(), parameters },
+      function: {
+        name: spec.functionName,
+        description: clipDescription(spec.description, approval, descriptionMax),
+        parameters,
+      },
     };
   });
 }
@@ -224,7 +231,10 @@ export function transcriptMessages(transcript: TranscriptItem[], specs: AgentToo
           type: 'function',
           function: { name: functionName(call.tool), arguments: replayedArguments(call.arguments) },
         }));
-        messages.push({ role: 'assistant', content: item.text, tool_calls: toolCalls });
+        // The step's reasoning goes along; models/request-shaping.ts keeps it only where the provider wants it back.
+        const assistant: AssistantWithReasoning = { role: 'assistant', content: item.text, tool_calls: toolCalls };
+        if (item.reasoning !== undefined) assistant.reasoning_content = item.reasoning;
+        messages.push(assistant);
         for (const call of item.calls) {
           const content = call.status === 'ok' ? call.output : `[${call.status}] ${call.output}`;
           messages.push({ role: 'tool', tool_call_id: call.callId, content });
@@ -236,8 +246,14 @@ export function transcriptMessages(transcript: TranscriptItem[], specs: AgentToo
   return messages;
 }
 
-/** The whole request body except the model name and sampling settings. */
-export function agentRequest(prompt: AgentStepPrompt): {
+/**
+ * The whole request body except the model name and sampling settings; tool descriptions clipped to
+ * `options.toolDescriptionMax` when given.
+ */
+export function agentRequest(
+  prompt: AgentStepPrompt,
+  options: { toolDescriptionMax?: number | null } = {},
+): {
   messages: ChatCompletionMessageParam[];
   tools: ChatCompletionFunctionTool[];
 } {
@@ -247,6 +263,6 @@ export function agentRequest(prompt: AgentStepPrompt): {
       ...[memoriesMessage(prompt.memories)].filter((m) => m !== null),
       ...transcriptMessages(prompt.transcript, prompt.tools),
     ],
-    tools: agentTools(prompt.tools),
+    tools: agentTools(prompt.tools, options.toolDescriptionMax ?? null),
   };
 }

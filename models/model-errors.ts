@@ -1,7 +1,8 @@
 /**
  * How model failures become Temporal failures: 429, 5xx, timeouts and connection errors are
  * retryable (the server's retry-after becomes nextRetryDelay); other 4xx and invalid output are
- * not, so a broken answer degrades the input at once instead of burning retries.
+ * not, so a broken answer degrades the input at once instead of burning retries. A 400 that says a
+ * parameter or value is unsupported is a configuration error, with the setting that fixes it.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
@@ -51,10 +52,85 @@ export function toModelFailure(err: unknown, role: string): ApplicationFailure {
     }
     if (err.status === 408) return ApplicationFailure.retryable(message, FAILURE.ModelTimeout);
     if (err.status >= 500) return ApplicationFailure.retryable(message, FAILURE.ModelServerError);
+    const refused = configRefusal(err.status, err.message, (err as { code?: unknown }).code);
+    if (refused) return ApplicationFailure.nonRetryable(`${message}; fix: ${refused.fix}`, FAILURE.ModelConfigError);
     return ApplicationFailure.nonRetryable(message, FAILURE.ModelRequestRejected);
   }
   const message = err instanceof Error ? err.message : String(err);
   return ApplicationFailure.retryable(`${where} failed: ${message}`, FAILURE.ModelError);
+}
+
+/**
+ * What a provider's refusal of a parameter or value looks like, and the setting that fixes it. The
+ * texts are the providers' own (OpenAI's `unsupported_parameter`/`unsupported_value` codes and
+ * messages, DeepSeek's response_format and reasoning_content errors, vLLM's tool-choice flag error,
+ * chat templates' alternation error); the first match names the fix.
+ */
+const CONFIG_REFUSALS: Array<{ test: RegExp; fix: string }> = [
+  {
+    test: /max_tokens/i,
+    fix: 'the endpoint wants max_completion_tokens: set HARNESS_PROVIDER=openai-reasoning (or HARNESS_PROVIDER_OVERRIDES={"tokenLimit":"max_completion_tokens"})',
+  },
+  {
+    test: /max_completion_tokens/i,
+    fix: 'the endpoint wants max_tokens: set HARNESS_PROVIDER_OVERRIDES={"tokenLimit":"max_tokens"} (or a matching HARNESS_PROVIDER)',
+  },
+  {
+    test: /temperature|top_p/i,
+    fix: 'the model accepts only its default temperature: set HARNESS_PROVIDER=openai-reasoning (or HARNESS_PROVIDER_OVERRIDES={"temperature":false})',
+  },
+  {
+    test: /reasoning_effort/i,
+    fix: 'unset HARNESS_REASONING_EFFORT / HARNESS_<ROLE>_REASONING_EFFORT, or set HARNESS_PROVIDER_OVERRIDES={"reasoningEffort":false}',
+  },
+  {
+    test: /reasoning_content/i,
+    fix: 'the model wants its reasoning back in tool loops: set HARNESS_AGENT_PROVIDER=deepseek-reasoner (or HARNESS_AGENT_PROVIDER_OVERRIDES={"reasoningBack":true})',
+  },
+  {
+    test: /enable-auto-tool-choice|tool[-_ ]call[-_ ]parser/i,
+    fix: 'start vLLM with --enable-auto-tool-choice --tool-call-parser <parser for the model> (docs/operations.md, "Providers")',
+  },
+  {
+    test: /tool_choice/i,
+    fix: 'set HARNESS_PROVIDER_OVERRIDES={"toolChoice":false}',
+  },
+  {
+    test: /stream_options|include_usage/i,
+    fix: 'set HARNESS_PROVIDER_OVERRIDES={"streamUsage":false}',
+  },
+  {
+    test: /response_format|json_schema|json_object|word .?json/i,
+    fix: 'set HARNESS_JSON_MODE=json_object (or prompt where the endpoint has no JSON mode)',
+  },
+  {
+    test: /alternate|successive|consecutive/i,
+    fix: 'the chat template wants alternating roles: set HARNESS_PROVIDER_OVERRIDES={"alternateRoles":true}',
+  },
+  {
+    test: /description/i,
+    fix: 'set HARNESS_PROVIDER_OVERRIDES={"toolDescriptionMax":1024} (or the limit the endpoint names)',
+  },
+  {
+    test: /stream/i,
+    fix: 'set HARNESS_AGENT_PROVIDER_OVERRIDES={"stream":false}',
+  },
+];
+
+/** Words with which providers refuse a parameter or a value (as opposed to, say, a prompt that is too long). */
+const REFUSAL_WORDS =
+  /unsupported|not supported|does not support|unrecognized|unknown (?:parameter|field|argument)|extra (?:inputs|fields) are not permitted|is not permitted|requires --|must alternate|must be passed back|missing reasoning_content|invalid (?:parameter|value|type)|is unavailable|string too long|maximum length/i;
+
+/**
+ * The fix for a 400/422 that refuses a parameter or value the harness sent, or undefined when the
+ * refusal is of something else (a prompt over the context length, a bad key).
+ */
+export function configRefusal(status: number, message: string, code?: unknown): { fix: string } | undefined {
+  if (status !== 400 && status !== 422) return undefined;
+  const coded = code === 'unsupported_parameter' || code === 'unsupported_value' || code === 'string_above_max_length';
+  if (!coded && !REFUSAL_WORDS.test(message)) return undefined;
+  const match = CONFIG_REFUSALS.find((r) => r.test.test(message));
+  return { fix: match?.fix ?? 'check the provider profile (harness doctor; docs/operations.md, "Providers")' };
 }
 
 /**

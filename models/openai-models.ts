@@ -6,7 +6,8 @@ import { FAILURE } from '../contract/failures.js';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { parseModelJson, toModelFailure } from './model-errors.js';
-import { strictJsonSchema } from './strict-json-schema.js';
+import { resolveProfiles, type JsonMode, type ResolvedProfile } from './provider-profiles.js';
+import { agentRequestBody, helperRequest } from './request-shaping.js';
 import {
   compactionPrompt,
   compactionResult,
@@ -22,23 +23,38 @@ import {
   ROLES,
   type AgentModelStep,
   type AgentStepPrompt,
+  type AgentToolSpec,
   type CallOptions,
   type CallUsage,
   type Role,
   type RoleModels,
 } from './roles.js';
 import { ApplicationFailure } from '@temporalio/common';
-import { agentRequest } from './agent-request.js';
+import { agentRequest, agentTools } from './agent-request.js';
 import { StreamAssembly } from './stream-assembly.js';
 import { Stream } from 'openai/streaming';
 
 const NO_AGENT_MODEL = 'no agent model configured (set HARNESS_AGENT_MODEL or HARNESS_MODEL)';
 
+/** The one tool the agent's check request offers, so the endpoint sees a tools request like every real step. */
+const CHECK_TOOL_SPECS: AgentToolSpec[] = [
+  {
+    functionName: 'harness_check',
+    tool: 'harness_check',
+    toolset: null,
+    description: 'Does nothing; offered so the endpoint sees a request with a tool. Do not call it.',
+    inputSchema: { type: 'object', properties: { note: { type: 'string' } } },
+    execution: 'builtin',
+    requiresApproval: false,
+  },
+];
+const CHECK_TOOLS = agentTools(CHECK_TOOL_SPECS);
+
 /**
  * The agent's answer as a step: tool calls when it made any (its text kept alongside), else its text.
  * An answer with neither, or a call that is not a function call, is invalid output (non-retryable).
  */
-export function agentAnswer(message: OpenAI.ChatCompletionMessage | undefined): AgentModelStep {
+export function agentAnswer(message: OpenAI.ChatCompletionMessage | undefined, reasoning?: string): AgentModelStep {
   const invalid = (why: string) =>
     ApplicationFailure.nonRetryable(`agent model returned invalid output: ${why}`, FAILURE.ModelInvalidOutput);
   const text = message?.content?.trim() ? message.content : null;
@@ -59,7 +75,17 @@ export function agentAnswer(message: OpenAI.ChatCompletionMessage | undefined): 
     seen.add(callId);
     return { callId, name: toolCall.function.name, arguments: toolCall.function.arguments ?? '' };
   });
-  return { kind: 'calls', text, calls };
+  const thought = reasoning ?? reasoningOf(message);
+  return { kind: 'calls', text, calls, ...(thought ? { reasoning: thought } : {}) };
+}
+
+/**
+ * The `reasoning_content` a provider put beside an answer (DeepSeek, vLLM and Ollama reasoning
+ * models), or undefined. Not part of OpenAI's own types, so read defensively.
+ */
+export function reasoningOf(message: object | undefined | null): string | undefined {
+  const value = (message as { reasoning_content?: unknown } | undefined | null)?.reasoning_content;
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 /**
@@ -88,7 +114,8 @@ function reportUsage(completion: OpenAI.ChatCompletion, model: string, call: Cal
 export type HelperRole = Exclude<Role, 'agent'>;
 
 /**
- * Most tokens a helper model may answer with (`max_tokens`), by role. Each answer is a small JSON
+ * Most tokens a helper model may answer with (`max_tokens` or `max_completion_tokens`, as the
+ * provider profile says), by role; a reasoning profile adds its `reasoningTokens`. Each answer is a small JSON
  * object, so these leave room for a reasoning model's thinking while stopping a model that
  * rambles or repeats itself from running to the context limit (and into parseModelJson).
  */
@@ -104,18 +131,25 @@ export interface OpenAIModelsConfig {
   apiKey?: string;
   /** Model name per role; a role without one is "not configured". */
   models: Partial<Record<Role, string>>;
-  /** `json_object` works with OpenAI, DeepSeek, vLLM and Ollama; `json_schema` asks for strict schemas. */
-  jsonMode: 'json_object' | 'json_schema';
-  /** `max_tokens` per helper role; a role left out gets DEFAULT_MAX_TOKENS. */
+  /**
+   * The JSON mode of every role, whatever its profile says (`HARNESS_JSON_MODE`); used only when
+   * `profiles` is not given.
+   */
+  jsonMode?: JsonMode | undefined;
+  /** The answer limit per helper role; a role left out gets DEFAULT_MAX_TOKENS (plus the profile's reasoning allowance). */
   maxTokens?: Partial<Record<HelperRole, number>>;
-  /** Whether the agent step asks for a stream (default true); false sends plain completions. */
-  agentStream?: boolean;
+  /** Each role's provider profile (worker/config.ts resolves them); default: detected from baseURL and model. */
+  profiles?: Record<Role, ResolvedProfile>;
 }
 
 export class OpenAIModels implements RoleModels {
   private readonly client: OpenAI;
+  /** Each role's provider profile. */
+  readonly profiles: Record<Role, ResolvedProfile>;
 
   constructor(private readonly config: OpenAIModelsConfig) {
+    this.profiles =
+      config.profiles ?? resolveProfiles({ baseURL: config.baseURL, models: config.models, jsonMode: config.jsonMode });
     this.client = new OpenAI({
       baseURL: config.baseURL,
       // Local OpenAI-compatible servers (Ollama, vLLM) accept any key; the client insists on one.
@@ -158,10 +192,108 @@ export class OpenAIModels implements RoleModels {
     return compactionResult(request, await this.json('compaction', compactionPrompt(request), CompactionAnswer, call));
   }
 
+  /** The base URL requests go to. */
+  endpoint(): string {
+    return this.client.baseURL;
+  }
+
+  /**
+   * The parameters a role's requests carry besides model, messages and tools, as `name=value` words
+   * (what `harness doctor` shows as "sent"): the request is built by the same shaping functions.
+   */
+  requestShape(role: Role): string {
+    const model = this.config.models[role] ?? '';
+    const { profile, reasoningEffort } = this.profiles[role];
+    const body: Record<string, unknown> =
+      role === 'agent'
+        ? { ...agentRequestBody(profile, { model, messages: [], tools: CHECK_TOOLS, reasoningEffort }) }
+        : {
+            ...helperRequest(profile, {
+              model,
+              prompt: { system: '', user: '' },
+              asked: { name: `${role}_output`, schema: z.object({}) },
+              maxTokens: this.config.maxTokens?.[role] ?? DEFAULT_MAX_TOKENS[role] + profile.reasoningTokens,
+              reasoningEffort,
+            }),
+          };
+    const words: string[] = [];
+    for (const [key, value] of Object.entries(body)) {
+      if (key === 'model' || key === 'messages') continue;
+      if (key === 'tools') words.push(`tools=${(value as unknown[]).length}`);
+      else if (key === 'response_format') words.push(`response_format=${(value as { type: string }).type}`);
+      else if (key === 'stream_options') words.push('include_usage');
+      else words.push(`${key}=${String(value)}`);
+    }
+    return words.join(' ');
+  }
+
+  /**
+   * One small request of the role's exact shape (the same prompt, JSON mode, limits and, for the
+   * agent, a tool and the stream), for the start-up check and `harness doctor`. Resolves with the
+   * time to the first text (the whole answer's time when nothing streamed); throws what a real call
+   * would throw.
+   */
+  async probe(role: Role, call: CallOptions): Promise<{ firstTokenMs: number }> {
+    const started = performance.now();
+    let first: number | undefined;
+    const timed: CallOptions = {
+      ...call,
+      onText: () => {
+        first ??= performance.now() - started;
+      },
+    };
+    const task = {
+      sessionGoal: 'Check the model endpoint',
+      phaseGoal: 'Check the model endpoint',
+      message: 'ok',
+      resources: [],
+    };
+    switch (role) {
+      case 'relevance':
+        await this.understand(
+          { sessionGoal: task.sessionGoal, phaseGoal: task.phaseGoal, message: { text: 'ok', resources: [] } },
+          timed,
+        );
+        break;
+      case 'extraction':
+        await this.extract({ task }, timed);
+        break;
+      case 'orchestration': {
+        const none = { skills: [], toolsets: [], memories: [] };
+        await this.orchestrate({ task, mode: 'init', current: none, candidates: none }, timed);
+        break;
+      }
+      case 'compaction':
+        await this.compact({ phaseGoal: task.phaseGoal, inputs: ['ok'] }, timed);
+        break;
+      case 'agent': {
+        const step = await this.agentStep(
+          {
+            sessionId: 'harness-check',
+            goals: { session: task.sessionGoal, phase: task.phaseGoal },
+            decision: 'initialize',
+            summaries: [],
+            transcript: [
+              { kind: 'user', seq: 1, text: 'Reply with the word ok. Do not call the tool.', resources: [] },
+            ],
+            skills: [],
+            memories: [],
+            tools: CHECK_TOOL_SPECS,
+            step: 1,
+          },
+          timed,
+        );
+        if (step.kind === 'skipped') throw ApplicationFailure.nonRetryable(step.reason, FAILURE.ModelNotConfigured);
+        break;
+      }
+    }
+    return { firstTokenMs: Math.round(first ?? performance.now() - started) };
+  }
+
   /**
    * One step with real tool calling: the loaded tools go out as `tools`, the answer is text or
-   * `tool_calls`. The answer streams unless `agentStream` is false, so `call.onText` hears the text as
-   * it arrives; `include_usage` keeps the usage block, which a stream otherwise leaves out. The
+   * `tool_calls`. The answer streams where the profile says so (`stream`), so `call.onText` hears the
+   * text as it arrives; `include_usage` keeps the usage block, which a stream otherwise leaves out. The
    * chunks are assembled by StreamAssembly (calls without index or id, two calls at one index,
    * reasoning deltas), and a server that answers the stream request with plain JSON is read as the
    * completion it is.
@@ -169,27 +301,24 @@ export class OpenAIModels implements RoleModels {
   async agentStep(prompt: AgentStepPrompt, call: CallOptions): Promise<AgentModelStep> {
     const model = this.config.models.agent;
     if (!model) return { kind: 'skipped', reason: NO_AGENT_MODEL };
-    const { messages, tools } = agentRequest(prompt);
+    const { profile, reasoningEffort } = this.profiles.agent;
+    const { messages, tools } = agentRequest(prompt, { toolDescriptionMax: profile.toolDescriptionMax });
+    const body = agentRequestBody(profile, { model, messages, tools, reasoningEffort });
     // The client's `timeout` stops at the response headers; a stream that stalls after them is cut
     // by this deadline instead, and reported as a timeout (retryable) like a slow plain answer.
     const deadline = AbortSignal.timeout(call.timeoutMs);
     const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
-    const stream = this.config.agentStream !== false;
     const assembly = new StreamAssembly(String(prompt.step));
     try {
-      // Tools before messages, as providers put them in front of the prompt: the request body then
-      // reads in cache-prefix order (stable tools and system text first, the transcript last).
-      const body = { model, ...(tools.length > 0 ? { tools } : {}), messages, temperature: 0.3 };
       const options = { timeout: call.timeoutMs, signal };
-      if (stream) {
-        const response = await this.client.chat.completions
-          .create({ ...body, stream: true, stream_options: { include_usage: true } }, options)
-          .asResponse();
+      if (body.stream) {
+        const response = await this.client.chat.completions.create(body, options).asResponse();
         await readAgentResponse(response, assembly, call.onText);
         // The client's stream ends quietly when its signal aborts; an unfinished answer is no answer.
         if (signal.aborted) throw new OpenAI.APIUserAbortError();
       } else {
-        assembly.pushCompletion(await this.client.chat.completions.create(body, options));
+        const piece = assembly.pushCompletion(await this.client.chat.completions.create(body, options));
+        if (call.onText && piece.text) call.onText(piece.text);
       }
     } catch (err) {
       if (deadline.aborted && !call.signal?.aborted) {
@@ -207,21 +336,27 @@ export class OpenAIModels implements RoleModels {
         model,
       ),
     );
-    const answer = agentAnswer({
-      role: 'assistant',
-      content: done.content,
-      refusal: null,
-      ...(done.toolCalls.length > 0
-        ? {
-            tool_calls: done.toolCalls.map((c) => ({
-              id: c.id,
-              type: 'function' as const,
-              function: { name: c.name, arguments: c.arguments },
-            })),
-          }
-        : {}),
-    });
-    return done.reasoning !== null && answer.kind !== 'skipped' ? { ...answer, reasoning: done.reasoning } : answer;
+    const step = agentAnswer(
+      {
+        role: 'assistant',
+        content: done.content,
+        refusal: null,
+        ...(done.toolCalls.length > 0
+          ? {
+              tool_calls: done.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : {}),
+      },
+      done.reasoning ?? undefined,
+    );
+    // Reasoning goes into workflow history only where the provider wants it back: it can be long,
+    // and elsewhere it would be sent nowhere (its tokens are counted in usage either way).
+    if (step.kind === 'calls' && !profile.reasoningBack) delete step.reasoning;
+    return step;
   }
 
   /**
@@ -243,22 +378,13 @@ export class OpenAIModels implements RoleModels {
         FAILURE.ModelNotConfigured,
       );
     }
-    const format =
-      this.config.jsonMode === 'json_schema'
-        ? {
-            type: 'json_schema' as const,
-            json_schema: {
-              name: asked.name,
-              strict: true,
-              schema: strictJsonSchema(z.toJSONSchema(asked.schema, { io: 'input' })),
-            },
-          }
-        : { type: 'json_object' as const };
-    const maxTokens = this.config.maxTokens?.[role] ?? DEFAULT_MAX_TOKENS[role];
-    const { content, finishReason } = await this.complete(role, model, prompt, format, call, maxTokens);
+    const { profile, reasoningEffort } = this.profiles[role];
+    const maxTokens = this.config.maxTokens?.[role] ?? DEFAULT_MAX_TOKENS[role] + profile.reasoningTokens;
+    const body = helperRequest(profile, { model, prompt, asked, maxTokens, reasoningEffort });
+    const { content, finishReason } = await this.complete(role, model, body, call);
     if (finishReason === 'length') {
       throw ApplicationFailure.nonRetryable(
-        `${role} model returned invalid output: the answer was cut at max_tokens (${maxTokens})`,
+        `${role} model returned invalid output: the answer was cut at ${profile.tokenLimit} (${maxTokens})`,
         FAILURE.ModelInvalidOutput,
       );
     }
@@ -268,25 +394,14 @@ export class OpenAIModels implements RoleModels {
   private async complete(
     role: Role,
     model: string,
-    prompt: ChatPrompt,
-    responseFormat: OpenAI.ChatCompletionCreateParams['response_format'] | undefined,
+    body: OpenAI.ChatCompletionCreateParamsNonStreaming,
     call: CallOptions,
-    maxTokens?: number,
   ): Promise<{ content: string | null | undefined; finishReason: string | undefined }> {
     try {
-      const completion = await this.client.chat.completions.create(
-        {
-          model,
-          messages: [
-            { role: 'system', content: prompt.system },
-            { role: 'user', content: prompt.user },
-          ],
-          ...(responseFormat ? { response_format: responseFormat } : {}),
-          temperature: role === 'agent' ? 0.3 : 0,
-          ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
-        },
-        { timeout: call.timeoutMs, ...(call.signal ? { signal: call.signal } : {}) },
-      );
+      const completion = await this.client.chat.completions.create(body, {
+        timeout: call.timeoutMs,
+        ...(call.signal ? { signal: call.signal } : {}),
+      });
       reportUsage(completion, model, call);
       const choice = completion.choices[0];
       return { content: choice?.message?.content, finishReason: choice?.finish_reason };

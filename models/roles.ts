@@ -69,13 +69,13 @@ export interface AgentStepPrompt {
 
 /** The agent model's answer to one step, before the worker resolves the calls. */
 export type AgentModelStep =
-  /** `reasoning`: the reasoning text the model streamed beside its answer (DeepSeek's `reasoning_content`), if any. */
-  | { kind: 'reply'; text: string; reasoning?: string }
+  | { kind: 'reply'; text: string }
   /** `name` is the function name the model called (see AgentToolSpec.functionName). */
   | {
       kind: 'calls';
       text: string | null;
       calls: Array<{ callId: string; name: string; arguments: string }>;
+      /** The model's reasoning beside the calls (`reasoning_content`), when the provider returned any. */
       reasoning?: string;
     }
   | { kind: 'skipped'; reason: string };

@@ -11,6 +11,7 @@ import { RelevanceScores } from '../contract/relevance.js';
 import { FAILURE } from '../contract/failures.js';
 import { UNDERSTANDING_SYSTEM, relevancePrompt } from '../models/prompts.js';
 import { ScriptedModelServer, faults } from './support/model-server.js';
+import { resolveProfiles } from '../models/provider-profiles.js';
 
 let server: ScriptedModelServer;
 const call = { timeoutMs: 1_000 };
@@ -242,6 +243,15 @@ describe('OpenAIModels', () => {
     expect(error.nonRetryable).toBe(false);
   });
 
+  /** Models whose agent profile wants reasoning back, so the step keeps what was streamed. */
+  const reasoningBack = (agent: string) =>
+    new OpenAIModels({
+      baseURL: server.baseURL,
+      apiKey: 'test',
+      models: { agent },
+      profiles: resolveProfiles({ baseURL: server.baseURL, models: { agent }, overrides: { reasoningBack: true } }),
+    });
+
   it('reads a plain JSON answer to a stream request as the completion it is', async () => {
     server.on('json-only-agent', {
       content: 'Adding.',
@@ -250,7 +260,7 @@ describe('OpenAIModels', () => {
     });
     server.streamWith({ plainJson: true });
     const pieces: string[] = [];
-    const answer = await models('json_object', { agent: 'json-only-agent' })
+    const answer = await reasoningBack('json-only-agent')
       .agentStep(agentPrompt, { timeoutMs: 5_000, onText: (t) => pieces.push(t) })
       .finally(() => server.streamWith({ plainJson: false }));
     expect(server.requests('json-only-agent')[0]?.body['stream']).toBe(true);
@@ -268,7 +278,7 @@ describe('OpenAIModels', () => {
       ],
     });
     server.streamWith({ toolCalls: 'whole-without-index' });
-    const answer = await models('json_object', { agent: 'ollama-agent' })
+    const answer = await reasoningBack('ollama-agent')
       .agentStep(agentPrompt, { timeoutMs: 5_000 })
       .finally(() => server.streamWith({ toolCalls: 'indexed' }));
     expect(answer).toEqual({
@@ -284,12 +294,12 @@ describe('OpenAIModels', () => {
 
   it('sends a plain completion request when streaming is off', async () => {
     server.on('plain-agent', { content: 'Five.' });
+    const settings = { baseURL: server.baseURL, models: { agent: 'plain-agent' }, overrides: { stream: false } };
     const plain = new OpenAIModels({
       baseURL: server.baseURL,
       apiKey: 'test',
       models: { agent: 'plain-agent' },
-      jsonMode: 'json_object',
-      agentStream: false,
+      profiles: resolveProfiles(settings),
     });
     expect(await plain.agentStep(agentPrompt, { timeoutMs: 5_000 })).toEqual({ kind: 'reply', text: 'Five.' });
     expect(server.requests('plain-agent')[0]?.body['stream']).toBeUndefined();

@@ -15,6 +15,15 @@ import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../contract/api.js';
 import type { Budget } from '../contract/usage.js';
 import { parsePriceTable, type PriceTable } from '../models/prices.js';
+import {
+  JsonMode,
+  parseOverrides,
+  ProviderName,
+  ReasoningEffort,
+  resolveProfiles,
+  type ProfileOverrides,
+  type ResolvedProfile,
+} from '../models/provider-profiles.js';
 
 /** The `service.name` of exported spans when OTEL_SERVICE_NAME is unset. */
 export const DEFAULT_SERVICE_NAME = 'session-harness-worker';
@@ -54,7 +63,28 @@ export const EnvSchema = z.object({
   HARNESS_ORCHESTRATION_MODEL: optionalString,
   HARNESS_COMPACTION_MODEL: optionalString,
   HARNESS_AGENT_MODEL: optionalString,
-  HARNESS_JSON_MODE: z.enum(['json_object', 'json_schema']).default('json_object'),
+  // Unset: each role's provider profile decides (models/provider-profiles.ts); set: every role uses it.
+  HARNESS_JSON_MODE: optionalString.pipe(JsonMode.optional()),
+  HARNESS_PROVIDER: optionalString.pipe(ProviderName.optional()),
+  HARNESS_RELEVANCE_PROVIDER: optionalString.pipe(ProviderName.optional()),
+  HARNESS_EXTRACTION_PROVIDER: optionalString.pipe(ProviderName.optional()),
+  HARNESS_ORCHESTRATION_PROVIDER: optionalString.pipe(ProviderName.optional()),
+  HARNESS_COMPACTION_PROVIDER: optionalString.pipe(ProviderName.optional()),
+  HARNESS_AGENT_PROVIDER: optionalString.pipe(ProviderName.optional()),
+  HARNESS_PROVIDER_OVERRIDES: optionalString,
+  HARNESS_RELEVANCE_PROVIDER_OVERRIDES: optionalString,
+  HARNESS_EXTRACTION_PROVIDER_OVERRIDES: optionalString,
+  HARNESS_ORCHESTRATION_PROVIDER_OVERRIDES: optionalString,
+  HARNESS_COMPACTION_PROVIDER_OVERRIDES: optionalString,
+  HARNESS_AGENT_PROVIDER_OVERRIDES: optionalString,
+  HARNESS_REASONING_EFFORT: optionalString.pipe(ReasoningEffort.optional()),
+  HARNESS_RELEVANCE_REASONING_EFFORT: optionalString.pipe(ReasoningEffort.optional()),
+  HARNESS_EXTRACTION_REASONING_EFFORT: optionalString.pipe(ReasoningEffort.optional()),
+  HARNESS_ORCHESTRATION_REASONING_EFFORT: optionalString.pipe(ReasoningEffort.optional()),
+  HARNESS_COMPACTION_REASONING_EFFORT: optionalString.pipe(ReasoningEffort.optional()),
+  HARNESS_AGENT_REASONING_EFFORT: optionalString.pipe(ReasoningEffort.optional()),
+  // The start-up check of the model endpoints (models/model-check.ts); `off` skips it.
+  HARNESS_MODEL_CHECK: z.enum(['on', 'off']).default('on'),
   HARNESS_UNDERSTANDING: z.enum(UNDERSTANDING_MODES).default('combined'),
   HARNESS_RELEVANCE_MAX_TOKENS: optionalInt(1),
   HARNESS_EXTRACTION_MAX_TOKENS: optionalInt(1),
@@ -165,8 +195,13 @@ export interface HarnessConfig {
     baseURL: string | undefined;
     apiKey: string | undefined;
     byRole: Partial<Record<Role, string>>;
-    jsonMode: 'json_object' | 'json_schema';
-    /** `max_tokens` of helper calls by role (`HARNESS_<ROLE>_MAX_TOKENS`); unset roles use DEFAULT_MAX_TOKENS. */
+    /** `HARNESS_JSON_MODE`, when set: it overrides every profile's JSON mode (already applied in `profiles`). */
+    jsonMode: JsonMode | undefined;
+    /** Each role's provider profile: named, detected and overridden (models/provider-profiles.ts). */
+    profiles: Record<Role, ResolvedProfile>;
+    /** Whether the worker checks each role's endpoint at start (`HARNESS_MODEL_CHECK`). */
+    check: boolean;
+    /** The answer limit of helper calls by role (`HARNESS_<ROLE>_MAX_TOKENS`); unset roles use DEFAULT_MAX_TOKENS. */
     maxTokens: Partial<Record<HelperRole, number>>;
     /** Scoring threads of the local provider; 0: on the main thread; undefined: one per core but one, at most 4. */
     localThreads: number | undefined;
@@ -281,6 +316,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
   } catch (err) {
     throw new ConfigError(`Invalid configuration:\n  ${(err as Error).message}`);
   }
+  let profiles: Record<Role, ResolvedProfile>;
+  try {
+    const overridesByRole: Partial<Record<Role, ProfileOverrides>> = {};
+    const providerByRole: Partial<Record<Role, ProviderName>> = {};
+    const effortByRole: Partial<Record<Role, ReasoningEffort>> = {};
+    for (const role of ROLES) {
+      const key = (what: string) => `HARNESS_${role.toUpperCase()}_${what}` as keyof Env;
+      const overrides = parseOverrides(key('PROVIDER_OVERRIDES'), e[key('PROVIDER_OVERRIDES')] as string | undefined);
+      if (overrides) overridesByRole[role] = overrides;
+      const provider = e[key('PROVIDER')] as ProviderName | undefined;
+      if (provider) providerByRole[role] = provider;
+      const effort = e[key('REASONING_EFFORT')] as ReasoningEffort | undefined;
+      if (effort) effortByRole[role] = effort;
+    }
+    profiles = resolveProfiles({
+      baseURL: e.OPENAI_BASE_URL,
+      models: byRole,
+      provider: e.HARNESS_PROVIDER,
+      providerByRole,
+      overrides: parseOverrides('HARNESS_PROVIDER_OVERRIDES', e.HARNESS_PROVIDER_OVERRIDES),
+      overridesByRole,
+      jsonMode: e.HARNESS_JSON_MODE,
+      reasoningEffort: e.HARNESS_REASONING_EFFORT,
+      reasoningEffortByRole: effortByRole,
+    });
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration:\n  ${(err as Error).message}`);
+  }
   const budgetMax: Budget = {
     ...(e.HARNESS_BUDGET_MAX_TURN_TOKENS !== undefined ? { turnTokens: e.HARNESS_BUDGET_MAX_TURN_TOKENS } : {}),
     ...(e.HARNESS_BUDGET_MAX_SESSION_TOKENS !== undefined
@@ -360,6 +423,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
       apiKey: e.OPENAI_API_KEY,
       byRole,
       jsonMode: e.HARNESS_JSON_MODE,
+      profiles,
+      check: e.HARNESS_MODEL_CHECK === 'on',
       maxTokens,
       localThreads: e.HARNESS_LOCAL_THREADS,
       understanding: e.HARNESS_UNDERSTANDING,

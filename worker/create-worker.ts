@@ -68,7 +68,7 @@ export function createModels(config: HarnessConfig['models']): RoleModels {
       ...(config.baseURL ? { baseURL: config.baseURL } : {}),
       ...(config.apiKey ? { apiKey: config.apiKey } : {}),
       models: config.byRole,
-      jsonMode: config.jsonMode,
+      profiles: config.profiles,
       maxTokens: config.maxTokens,
     });
   }

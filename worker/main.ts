@@ -21,7 +21,10 @@ const log = (line: string) => process.stdout.write(`[worker] ${line}\n`);
 const prebuilt = (file: string) => fileURLToPath(new URL(`../${file}`, import.meta.url));
 
 try {
-  const config = loadConfig();
+  // `--no-check` skips the start-up model check, as HARNESS_MODEL_CHECK=off does.
+  const config = loadConfig(
+    process.argv.includes('--no-check') ? { ...process.env, HARNESS_MODEL_CHECK: 'off' } : process.env,
+  );
   const bundle = prebuilt(
     prebuiltBundleFor({ traced: Boolean(config.telemetry.otlpEndpoint), encrypted: config.encryptionKeys.length > 0 }),
   );

@@ -2,8 +2,46 @@
  * Runs a Session worker until SIGINT/SIGTERM, logging where it polls and which model serves each role.
  */
 import { Runtime } from '@temporalio/worker';
-import type { HarnessConfig } from './config.js';
-import { createSessionWorker, type BuiltWorker } from './create-worker.js';
+import { ConfigError, type HarnessConfig } from './config.js';
+import { createModels, createSessionWorker, type BuiltWorker } from './create-worker.js';
+import { blockingChecks, checkLine, checkModels } from '../models/model-check.js';
+import { OpenAIModels } from '../models/openai-models.js';
+import { describeProfile } from '../models/provider-profiles.js';
+import { ROLES } from '../models/roles.js';
+
+/** The start-up model check refused the configuration; the message names what to change. */
+export class ModelCheckError extends ConfigError {
+  override name = 'ModelCheckError';
+}
+
+/**
+ * Logs each role's provider profile and, unless `HARNESS_MODEL_CHECK=off` (or `--no-check`), sends
+ * each configured role one request of its exact shape; throws ModelCheckError when an endpoint
+ * refuses one. The local provider has nothing to check.
+ */
+export async function checkModelsAtStart(config: HarnessConfig, log: (line: string) => void): Promise<void> {
+  const settings = config.models;
+  if (settings.provider !== 'openai') return;
+  for (const role of ROLES) {
+    log(describeProfile(role, settings.profiles[role], settings.baseURL, settings.byRole[role]));
+  }
+  if (!settings.check) {
+    log('model check: skipped (HARNESS_MODEL_CHECK=off or --no-check)');
+    return;
+  }
+  const models = createModels(settings);
+  if (!(models instanceof OpenAIModels)) return;
+  const checks = await checkModels(models, settings.byRole);
+  for (const check of checks) log(checkLine(check));
+  const blocking = blockingChecks(checks);
+  if (blocking.length > 0) {
+    throw new ModelCheckError(
+      `The model endpoint refused the harness's requests; the worker did not start:\n` +
+        blocking.map((c) => `  ${c.role} (${c.model}, profile ${c.profile}): ${c.detail}`).join('\n') +
+        `\n(Run \`harness doctor\` to check again; HARNESS_MODEL_CHECK=off or --no-check skips this check.)`,
+    );
+  }
+}
 import { installTelemetry } from './telemetry.js';
 
 /**
@@ -28,6 +66,7 @@ export async function runWorker(
       };
     if (metricsUrl) log(`metrics: ${metricsUrl}`);
   }
+  await checkModelsAtStart(config, log);
   const built = await createSessionWorker(config, { log });
   const size = built.catalog.size();
   log(`catalog: ${size.skills} skills, ${size.toolsets} toolsets from ${config.catalogDir}`);

@@ -113,7 +113,7 @@ export async function runAgentTurn(ctx: SessionContext): Promise<TurnExit> {
       if (bound) bound.reply = answer.text.slice(0, LIMITS.replyChars);
       return end(ctx, turn, 'replied', null);
     }
-    startStep(turn, answer.text, answer.calls);
+    startStep(turn, answer.text, answer.calls, answer.reasoning);
     for (const call of turn.step?.calls ?? []) {
       emit(state, {
         kind: 'tool.proposed',

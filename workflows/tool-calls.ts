@@ -33,10 +33,11 @@ export type NextAction =
   | { kind: 'run'; via: 'mcp' | 'memory_save' | 'session_create_sub' }
   | { kind: 'done' };
 
-/** Starts a step: the model's calls, in its order, none carried out yet. */
-export function startStep(turn: ActiveTurn, text: string | null, calls: ResolvedToolCall[]): void {
+/** Starts a step: the model's calls, in its order, none carried out yet (and the reasoning beside them, if any). */
+export function startStep(turn: ActiveTurn, text: string | null, calls: ResolvedToolCall[], reasoning?: string): void {
   turn.step = {
     text,
+    ...(reasoning !== undefined ? { reasoning } : {}),
     calls: calls.map((call) => ({
       ...call,
       state: 'new',
@@ -276,6 +277,7 @@ export function sealStep(state: SessionState, turn: ActiveTurn): number {
       status: c.result ?? 'interrupted',
       output: editNote(c) + (c.output ?? ''),
     })),
+    ...(step.reasoning !== undefined ? { reasoning: step.reasoning } : {}),
   });
   recordStepArtifacts(
     state,
