@@ -6,6 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export interface RecordedRequest {
   /** Request path without query string, e.g. `/v1/chat/completions`. */
   path: string;
+  /** The query string's parameters (Azure's `api-version`); absent from hand-made requests. */
+  query?: URLSearchParams;
   /** `body.model`, or `''` if absent. */
   model: string;
   /** Parsed JSON request body (`{}` if it was not a JSON object). */
@@ -227,7 +229,8 @@ export class ScriptedModelServer {
     if (req.method === 'GET' && (path === '/v1/models' || path === '/models')) {
       return sendJson(res, 200, { object: 'list', data: this.scriptedModels().map(modelObject) });
     }
-    if (req.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/chat/completions')) {
+    // Any `.../chat/completions` path: Azure's are `/openai/v1/...` and `/openai/deployments/<name>/...`.
+    if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
       return sendJson(res, 404, errorBody(`no route for ${req.method} ${path}`, 'invalid_request_error', 'not_found'));
     }
 
@@ -236,6 +239,7 @@ export class ScriptedModelServer {
     const model = typeof body?.['model'] === 'string' ? body['model'] : '';
     const recorded: RecordedRequest = {
       path,
+      query: new URLSearchParams((req.url ?? '').split('?')[1] ?? ''),
       model,
       body: body ?? {},
       raw,
