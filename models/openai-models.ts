@@ -3,7 +3,6 @@
  * Ollama, ...). Temporal owns retries, so the client never retries on its own.
  */
 import { FAILURE } from '../contract/failures.js';
-import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { parseModelJson, toModelFailure } from './model-errors.js';
@@ -32,6 +31,8 @@ import {
 } from './roles.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { agentRequest, agentTools } from './agent-request.js';
+import { StreamAssembly } from './stream-assembly.js';
+import { Stream } from 'openai/streaming';
 
 const NO_AGENT_MODEL = 'no agent model configured (set HARNESS_AGENT_MODEL or HARNESS_MODEL)';
 
@@ -67,8 +68,9 @@ export function agentAnswer(message: OpenAI.ChatCompletionMessage | undefined, r
     if (toolCall.type !== 'function')
       throw invalid(`tool call ${i + 1} is a ${toolCall.type} call, not a function call`);
     if (!toolCall.function.name) throw invalid(`tool call ${i + 1} names no function`);
-    // Some servers (older Ollama) send no call ids, or repeat them; each call needs its own.
-    let callId = toolCall.id || `call_${randomUUID()}`;
+    // Some servers (older Ollama) send no call ids, or repeat them; each call needs its own, and the
+    // same one when a retried step gets the same answer (StreamAssembly names id-less streamed calls).
+    let callId = toolCall.id || `call_${i + 1}`;
     if (seen.has(callId)) callId = `${callId}_${i + 1}`;
     seen.add(callId);
     return { callId, name: toolCall.function.name, arguments: toolCall.function.arguments ?? '' };
@@ -290,9 +292,11 @@ export class OpenAIModels implements RoleModels {
 
   /**
    * One step with real tool calling: the loaded tools go out as `tools`, the answer is text or
-   * `tool_calls`. The answer streams (the client's ChatCompletionStream accumulates text and tool-call
-   * deltas into the same completion a plain call returns), so `call.onText` hears the text as it
-   * arrives; `include_usage` keeps the usage block, which a stream otherwise leaves out.
+   * `tool_calls`. The answer streams where the profile says so (`stream`), so `call.onText` hears the
+   * text as it arrives; `include_usage` keeps the usage block, which a stream otherwise leaves out. The
+   * chunks are assembled by StreamAssembly (calls without index or id, two calls at one index,
+   * reasoning deltas), and a server that answers the stream request with plain JSON is read as the
+   * completion it is.
    */
   async agentStep(prompt: AgentStepPrompt, call: CallOptions): Promise<AgentModelStep> {
     const model = this.config.models.agent;
@@ -304,32 +308,17 @@ export class OpenAIModels implements RoleModels {
     // by this deadline instead, and reported as a timeout (retryable) like a slow plain answer.
     const deadline = AbortSignal.timeout(call.timeoutMs);
     const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
-    let message: OpenAI.ChatCompletionMessage | undefined;
-    let reasoning: string | undefined;
+    const assembly = new StreamAssembly(String(prompt.step));
     try {
+      const options = { timeout: call.timeoutMs, signal };
       if (body.stream) {
-        const stream = this.client.chat.completions.stream(body, { timeout: call.timeoutMs, signal });
-        if (call.onText) {
-          const onText = call.onText;
-          stream.on('content', (piece) => {
-            if (piece) onText(piece);
-          });
-        }
-        // Reasoning deltas (`reasoning_content`, outside OpenAI's types) are collected here, beside the stream's own assembly.
-        const thought: string[] = [];
-        stream.on('chunk', (chunk) => {
-          const piece = reasoningOf(chunk.choices[0]?.delta);
-          if (piece) thought.push(piece);
-        });
-        const completion = await stream.finalChatCompletion();
-        reportUsage(completion, model, call);
-        message = completion.choices[0]?.message;
-        reasoning = thought.length > 0 ? thought.join('') : undefined;
+        const response = await this.client.chat.completions.create(body, options).asResponse();
+        await readAgentResponse(response, assembly, call.onText);
+        // The client's stream ends quietly when its signal aborts; an unfinished answer is no answer.
+        if (signal.aborted) throw new OpenAI.APIUserAbortError();
       } else {
-        const completion = await this.client.chat.completions.create(body, { timeout: call.timeoutMs, signal });
-        reportUsage(completion, model, call);
-        message = completion.choices[0]?.message;
-        if (call.onText && message?.content) call.onText(message.content);
+        const piece = assembly.pushCompletion(await this.client.chat.completions.create(body, options));
+        if (call.onText && piece.text) call.onText(piece.text);
       }
     } catch (err) {
       if (deadline.aborted && !call.signal?.aborted) {
@@ -337,7 +326,33 @@ export class OpenAIModels implements RoleModels {
       }
       throw toModelFailure(err, 'agent');
     }
-    const step = agentAnswer(message, reasoning);
+    const done = assembly.result();
+    if (done.chunks === 0) {
+      throw ApplicationFailure.retryable('agent model failed: the answer ended without any chunks', FAILURE.ModelError);
+    }
+    call.onUsage?.(
+      usageOf(
+        { model: done.model ?? model, ...(done.usage ? { usage: done.usage as OpenAI.CompletionUsage } : {}) },
+        model,
+      ),
+    );
+    const step = agentAnswer(
+      {
+        role: 'assistant',
+        content: done.content,
+        refusal: null,
+        ...(done.toolCalls.length > 0
+          ? {
+              tool_calls: done.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : {}),
+      },
+      done.reasoning ?? undefined,
+    );
     // Reasoning goes into workflow history only where the provider wants it back: it can be long,
     // and elsewhere it would be sent nowhere (its tokens are counted in usage either way).
     if (step.kind === 'calls' && !profile.reasoningBack) delete step.reasoning;
@@ -393,5 +408,28 @@ export class OpenAIModels implements RoleModels {
     } catch (err) {
       throw toModelFailure(err, role);
     }
+  }
+}
+
+/**
+ * Reads the answer to a stream request into `assembly`: Server-Sent Events of chunks, or, from a
+ * server that ignores `stream` and answers with JSON (Content-Type application/json), the one
+ * completion. The text is forwarded to `onText` as it arrives.
+ */
+async function readAgentResponse(
+  response: Response,
+  assembly: StreamAssembly,
+  onText: ((piece: string) => void) | undefined,
+): Promise<void> {
+  const type = response.headers.get('content-type') ?? '';
+  if (/application\/json/i.test(type)) {
+    const piece = assembly.pushCompletion(await response.json());
+    if (piece.text && onText) onText(piece.text);
+    return;
+  }
+  const controller = new AbortController();
+  for await (const chunk of Stream.fromSSEResponse<OpenAI.ChatCompletionChunk>(response, controller)) {
+    const piece = assembly.push(chunk);
+    if (piece.text && onText) onText(piece.text);
   }
 }

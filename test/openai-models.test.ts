@@ -11,6 +11,7 @@ import { RelevanceScores } from '../contract/relevance.js';
 import { FAILURE } from '../contract/failures.js';
 import { UNDERSTANDING_SYSTEM, relevancePrompt } from '../models/prompts.js';
 import { ScriptedModelServer, faults } from './support/model-server.js';
+import { resolveProfiles } from '../models/provider-profiles.js';
 
 let server: ScriptedModelServer;
 const call = { timeoutMs: 1_000 };
@@ -258,6 +259,68 @@ describe('OpenAIModels', () => {
     server.streamWith({ chunkChars: 8, delayMs: 0 });
     expect(error.type).toBe(FAILURE.ModelTimeout);
     expect(error.nonRetryable).toBe(false);
+  });
+
+  /** Models whose agent profile wants reasoning back, so the step keeps what was streamed. */
+  const reasoningBack = (agent: string) =>
+    new OpenAIModels({
+      baseURL: server.baseURL,
+      apiKey: 'test',
+      models: { agent },
+      profiles: resolveProfiles({ baseURL: server.baseURL, models: { agent }, overrides: { reasoningBack: true } }),
+    });
+
+  it('reads a plain JSON answer to a stream request as the completion it is', async () => {
+    server.on('json-only-agent', {
+      content: 'Adding.',
+      reasoning: 'two numbers',
+      toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }],
+    });
+    server.streamWith({ plainJson: true });
+    const pieces: string[] = [];
+    const answer = await reasoningBack('json-only-agent')
+      .agentStep(agentPrompt, { timeoutMs: 5_000, onText: (t) => pieces.push(t) })
+      .finally(() => server.streamWith({ plainJson: false }));
+    expect(server.requests('json-only-agent')[0]?.body['stream']).toBe(true);
+    expect(pieces).toEqual(['Adding.']);
+    expect(answer).toMatchObject({ kind: 'calls', text: 'Adding.', reasoning: 'two numbers' });
+    expect(answer.kind === 'calls' && answer.calls[0]?.name).toBe('add');
+  });
+
+  it('assembles calls streamed whole without index (older Ollama) and keeps the reasoning', async () => {
+    server.on('ollama-agent', {
+      reasoning: 'I should add, then double.',
+      toolCalls: [
+        { id: 'call_a', name: 'add', arguments: { a: 2, b: 3 } },
+        { id: 'call_b', name: 'double', arguments: { n: 5 } },
+      ],
+    });
+    server.streamWith({ toolCalls: 'whole-without-index' });
+    const answer = await reasoningBack('ollama-agent')
+      .agentStep(agentPrompt, { timeoutMs: 5_000 })
+      .finally(() => server.streamWith({ toolCalls: 'indexed' }));
+    expect(answer).toEqual({
+      kind: 'calls',
+      text: null,
+      reasoning: 'I should add, then double.',
+      calls: [
+        { callId: 'call_a', name: 'add', arguments: '{"a":2,"b":3}' },
+        { callId: 'call_b', name: 'double', arguments: '{"n":5}' },
+      ],
+    });
+  });
+
+  it('sends a plain completion request when streaming is off', async () => {
+    server.on('plain-agent', { content: 'Five.' });
+    const settings = { baseURL: server.baseURL, models: { agent: 'plain-agent' }, overrides: { stream: false } };
+    const plain = new OpenAIModels({
+      baseURL: server.baseURL,
+      apiKey: 'test',
+      models: { agent: 'plain-agent' },
+      profiles: resolveProfiles(settings),
+    });
+    expect(await plain.agentStep(agentPrompt, { timeoutMs: 5_000 })).toEqual({ kind: 'reply', text: 'Five.' });
+    expect(server.requests('plain-agent')[0]?.body['stream']).toBeUndefined();
   });
 });
 

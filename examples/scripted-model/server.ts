@@ -3,7 +3,8 @@
  * `/v1/chat/completions` for every role by looking at the request (tools offered: the agent; the
  * JSON the helper roles send: relevance, extraction, orchestration, compaction), and as the agent it
  * calls the demo conversion tool when asked to convert a Markdown file to Word, then reports the
- * tool's result. It is a demo, not a model: it understands nothing beyond that one task.
+ * tool's result. It is a demo, not a model: it understands nothing beyond that one task. A request
+ * with `stream: true` (the agent step's) gets the answer as Server-Sent Events.
  *
  *   npx tsx examples/scripted-model/server.ts            # listens on 127.0.0.1:8799 (PORT to change)
  */
@@ -16,6 +17,8 @@ interface Message {
 }
 interface Request {
   model?: string;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
   messages?: Message[];
   tools?: Array<{ function?: { name?: string } }>;
 }
@@ -88,6 +91,38 @@ function answer(request: Request) {
   return completion(model, { content: JSON.stringify(helperAnswer(system, input)) }, 'stop');
 }
 
+/**
+ * The same answer as Server-Sent Events of `chat.completion.chunk`s, as OpenAI streams it: the role,
+ * the text in pieces, each tool call as a head (index, id, name) and its arguments, the finish reason,
+ * the usage when the request asked for it (`stream_options.include_usage`), then `[DONE]`.
+ */
+function stream(res: ServerResponse, reply: ReturnType<typeof completion>, withUsage: boolean): void {
+  const choice = reply.choices[0]!;
+  const message = choice.message as { content?: string | null; tool_calls?: Array<Record<string, unknown>> };
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    id: reply.id,
+    object: 'chat.completion.chunk',
+    created: reply.created,
+    model: reply.model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
+  const chunks: unknown[] = [chunk({ role: 'assistant', content: '' })];
+  const text = message.content ?? '';
+  for (let at = 0; at < text.length; at += 16) chunks.push(chunk({ content: text.slice(at, at + 16) }));
+  for (const [index, call] of (message.tool_calls ?? []).entries()) {
+    const fn = call['function'] as { name: string; arguments: string };
+    chunks.push(
+      chunk({ tool_calls: [{ index, id: call['id'], type: 'function', function: { name: fn.name, arguments: '' } }] }),
+    );
+    chunks.push(chunk({ tool_calls: [{ index, function: { arguments: fn.arguments } }] }));
+  }
+  chunks.push(chunk({}, choice.finish_reason));
+  if (withUsage) chunks.push({ ...chunk({}), choices: [], usage: reply.usage });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const c of chunks) res.write(`data: ${JSON.stringify(c)}\n\n`);
+  res.end('data: [DONE]\n\n');
+}
+
 async function body(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -102,7 +137,9 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
         .end(JSON.stringify({ error: { message: 'not found' } }));
       return;
     }
-    const reply = answer(JSON.parse(text || '{}') as Request);
+    const request = JSON.parse(text || '{}') as Request;
+    const reply = answer(request);
+    if (request.stream === true) return stream(res, reply, request.stream_options?.include_usage === true);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
   });
 });

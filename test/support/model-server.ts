@@ -6,6 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export interface RecordedRequest {
   /** Request path without query string, e.g. `/v1/chat/completions`. */
   path: string;
+  /** The query string's parameters (Azure's `api-version`); absent from hand-made requests. */
+  query?: URLSearchParams;
   /** `body.model`, or `''` if absent. */
   model: string;
   /** Parsed JSON request body (`{}` if it was not a JSON object). */
@@ -51,13 +53,16 @@ export interface ScriptedToolCall {
  * - `{ delayMs, then }`: wait, then answer with `then` (dropped silently if the client has gone away);
  * - `{ hangUp: true }`: destroy the socket without answering.
  *
+ * `reasoning` on an answer is sent as the message's `reasoning_content` (streamed before the text),
+ * as DeepSeek's reasoner and vLLM's reasoning parsers do.
+ *
  * A request with `stream: true` gets the same answer as Server-Sent Events (see StreamOptions); an
  * HTTP error or a hang-up stays what it is.
  */
 export type Reply =
-  | { json: unknown; usage?: ScriptedUsage }
-  | { content: string; finishReason?: 'stop' | 'length'; usage?: ScriptedUsage }
-  | { toolCalls: ScriptedToolCall[]; content?: string; usage?: ScriptedUsage }
+  | { json: unknown; usage?: ScriptedUsage; reasoning?: string }
+  | { content: string; finishReason?: 'stop' | 'length'; usage?: ScriptedUsage; reasoning?: string }
+  | { toolCalls: ScriptedToolCall[]; content?: string; usage?: ScriptedUsage; reasoning?: string }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { delayMs: number; then: Reply }
   | { hangUp: true };
@@ -94,7 +99,21 @@ export interface StreamOptions {
   chunkChars?: number;
   /** Wait before each chunk after the first (default 0). */
   delayMs?: number;
+  /**
+   * How tool calls are streamed: `indexed` (default: OpenAI's shape, a head delta with `index`, id and
+   * name, then argument pieces at that index) or `whole-without-index` (older Ollama: each call in one
+   * delta, with its id and whole arguments and no `index`).
+   */
+  toolCalls?: 'indexed' | 'whole-without-index';
+  /** Answer a stream request with a plain `chat.completion` JSON body instead, as some servers do. */
+  plainJson?: boolean;
 }
+
+/**
+ * Checks a request before it is answered, as a provider validates it: a Reply (an HTTP error in the
+ * provider's own body shape) refuses it, undefined lets it through to the model's handler.
+ */
+export type RequestCheck = (req: RecordedRequest) => Reply | undefined;
 
 /** Computes the reply for a request; a thrown error becomes a 500 carrying its message. */
 export type Handler = (req: RecordedRequest) => Reply | Promise<Reply>;
@@ -115,11 +134,18 @@ export class ScriptedModelServer {
   private toolCallCount = 0;
   /** Per model, the cache keys of the requests seen so far (only with `promptCache`). */
   private readonly cacheKeys = new Map<string, string[]>();
-  private streaming: Required<StreamOptions> = { chunkChars: 8, delayMs: 0 };
+  private streaming: Required<StreamOptions> = {
+    chunkChars: 8,
+    delayMs: 0,
+    toolCalls: 'indexed',
+    plainJson: false,
+  };
+  private refusedRequests: Array<{ request: RecordedRequest; reply: Reply }> = [];
 
   private constructor(
     private readonly server: Server,
     private readonly promptCache: boolean,
+    private readonly check: RequestCheck | undefined,
   ) {
     this.port = (server.address() as AddressInfo).port;
     this.baseURL = `http://127.0.0.1:${this.port}/v1`;
@@ -128,9 +154,12 @@ export class ScriptedModelServer {
   /**
    * Starts listening on 127.0.0.1 (an ephemeral port unless `port` is given). With `promptCache`,
    * answers without a scripted `usage` report the prompt from its serialized tools and messages and
-   * the cached tokens a provider's prompt cache would (PROMPT_CACHE).
+   * the cached tokens a provider's prompt cache would (PROMPT_CACHE). With `check`, every request is
+   * checked first and a refused one never reaches the script (see `refused()`).
    */
-  static async start(options: { port?: number; promptCache?: boolean } = {}): Promise<ScriptedModelServer> {
+  static async start(
+    options: { port?: number; promptCache?: boolean; check?: RequestCheck } = {},
+  ): Promise<ScriptedModelServer> {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -139,7 +168,7 @@ export class ScriptedModelServer {
         resolve();
       });
     });
-    const scripted = new ScriptedModelServer(server, options.promptCache ?? false);
+    const scripted = new ScriptedModelServer(server, options.promptCache ?? false, options.check);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       scripted.handle(req, res).catch((error: unknown) => {
         if (!res.headersSent) sendJson(res, 500, errorBody(messageOf(error), 'server_error'));
@@ -174,11 +203,17 @@ export class ScriptedModelServer {
     return this.recorded.filter((r) => model === undefined || r.model === model);
   }
 
-  /** Forgets all handlers, queued replies and recorded requests. */
+  /** The requests the `check` refused, with the refusal sent, in arrival order. */
+  refused(): Array<{ request: RecordedRequest; reply: Reply }> {
+    return [...this.refusedRequests];
+  }
+
+  /** Forgets all handlers, queued replies and recorded (and refused) requests. */
   reset(): void {
     this.standing.clear();
     this.queues.clear();
     this.recorded = [];
+    this.refusedRequests = [];
   }
 
   /** Stops the server, destroying open (including keep-alive and delayed) connections so tests exit promptly. */
@@ -194,7 +229,8 @@ export class ScriptedModelServer {
     if (req.method === 'GET' && (path === '/v1/models' || path === '/models')) {
       return sendJson(res, 200, { object: 'list', data: this.scriptedModels().map(modelObject) });
     }
-    if (req.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/chat/completions')) {
+    // Any `.../chat/completions` path: Azure's are `/openai/v1/...` and `/openai/deployments/<name>/...`.
+    if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
       return sendJson(res, 404, errorBody(`no route for ${req.method} ${path}`, 'invalid_request_error', 'not_found'));
     }
 
@@ -203,6 +239,7 @@ export class ScriptedModelServer {
     const model = typeof body?.['model'] === 'string' ? body['model'] : '';
     const recorded: RecordedRequest = {
       path,
+      query: new URLSearchParams((req.url ?? '').split('?')[1] ?? ''),
       model,
       body: body ?? {},
       raw,
@@ -219,8 +256,10 @@ export class ScriptedModelServer {
 
     let reply: Reply;
     try {
+      const refusal = body && this.check ? this.check(recorded) : undefined;
+      if (refusal) this.refusedRequests.push({ request: recorded, reply: refusal });
       reply = body
-        ? await this.nextReply(recorded)
+        ? (refusal ?? (await this.nextReply(recorded)))
         : { status: 400, body: errorBody('request body is not a JSON object') };
     } catch (error) {
       reply = { status: 500, body: errorBody(messageOf(error), 'server_error') };
@@ -259,7 +298,7 @@ export class ScriptedModelServer {
     if ('status' in reply) {
       return sendJson(res, reply.status, reply.body ?? defaultErrorBody(reply.status), reply.headers);
     }
-    if (req.body['stream'] === true) return this.stream(res, reply, req, gone);
+    if (req.body['stream'] === true && !this.streaming.plainJson) return this.stream(res, reply, req, gone);
     if ('toolCalls' in reply) {
       const toolCalls = reply.toolCalls.map((call) => ({
         id: call.id ?? `call_${++this.toolCallCount}`,
@@ -269,13 +308,24 @@ export class ScriptedModelServer {
           arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
         },
       }));
-      return sendJson(res, 200, this.completion(req, reply.content ?? null, toolCalls, undefined, reply.usage));
+      return sendJson(
+        res,
+        200,
+        this.completion(req, reply.content ?? null, toolCalls, undefined, reply.usage, reply.reasoning),
+      );
     }
     const content = 'json' in reply ? JSON.stringify(reply.json) : reply.content;
     sendJson(
       res,
       200,
-      this.completion(req, content, undefined, 'finishReason' in reply ? reply.finishReason : undefined, reply.usage),
+      this.completion(
+        req,
+        content,
+        undefined,
+        'finishReason' in reply ? reply.finishReason : undefined,
+        reply.usage,
+        reply.reasoning,
+      ),
     );
   }
 
@@ -313,8 +363,13 @@ export class ScriptedModelServer {
       return out;
     };
     const deltas: Array<Record<string, unknown>> = [{ role: 'assistant', content: '' }];
+    for (const piece of pieces(reply.reasoning ?? '')) deltas.push({ reasoning_content: piece });
     for (const piece of pieces(content ?? '')) deltas.push({ content: piece });
     for (const [index, call] of (toolCalls ?? []).entries()) {
+      if (this.streaming.toolCalls === 'whole-without-index') {
+        deltas.push({ tool_calls: [{ id: call.id, function: { name: call.name, arguments: call.arguments } }] });
+        continue;
+      }
       deltas.push({
         tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
       });
@@ -355,6 +410,7 @@ export class ScriptedModelServer {
     toolCalls?: unknown[],
     finishReason?: 'stop' | 'length',
     scripted?: ScriptedUsage,
+    reasoning?: string,
   ): Record<string, unknown> {
     const usage: Partial<ScriptedUsage> | undefined =
       scripted ?? (this.promptCache ? this.cachedUsage(req) : undefined);
@@ -370,7 +426,13 @@ export class ScriptedModelServer {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content, refusal: null, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+          message: {
+            role: 'assistant',
+            content,
+            refusal: null,
+            ...(reasoning !== undefined ? { reasoning_content: reasoning } : {}),
+            ...(toolCalls ? { tool_calls: toolCalls } : {}),
+          },
           logprobs: null,
           finish_reason: toolCalls ? 'tool_calls' : (finishReason ?? 'stop'),
         },

@@ -1,0 +1,101 @@
+/**
+ * A Session on a real worker against every provider emulator, the models shaped by that provider's
+ * profile: an initialize, a continue, and a tool call that waits for approval and runs once when
+ * approved, each judged and answered by the agent, with 0 refused requests and no degraded input.
+ * (Not yet here: a new phase with hand-off and a sub-session per emulator; test/provider-emulators.test.ts covers each role's
+ * request shape and an agent tool loop per emulator.)
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { OpenAIModels } from '../models/openai-models.js';
+import { resolveProfiles, type ProviderName } from '../models/provider-profiles.js';
+import { ROLES } from '../models/roles.js';
+import { EXTRACTION_SYSTEM, HANDOFF_SYSTEM, ORCHESTRATION_SYSTEM, UNDERSTANDING_SYSTEM } from '../models/prompts.js';
+import { decided, send, startSession, startWorker, waitFor } from './support/harness.js';
+import { approvalSignal, snapshotQuery } from '../contract/api.js';
+import { MemoryStore } from '../capabilities/memory-store.js';
+import type { Handler } from './support/model-server.js';
+import { EMULATORS, type Emulator } from './support/provider-emulators/index.js';
+
+const started: Emulator[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((e) => e.close()));
+});
+
+/** Helper roles answer from their request alone: the words of its user message. */
+const helpers: Handler = (req) => {
+  const system = req.messages.find((m) => m.role === 'system')?.content ?? '';
+  const user = req.messages.find((m) => m.role === 'user')?.content ?? '';
+  const words = user.toLowerCase().match(/[a-z]{3,}/g) ?? [];
+  if (system === UNDERSTANDING_SYSTEM) return { json: { phaseRelevance: 0.9, sessionRelevance: 0.9, terms: words } };
+  if (system === EXTRACTION_SYSTEM) return { json: { terms: words } };
+  if (system === ORCHESTRATION_SYSTEM) return { json: { skills: [], toolsets: [], memories: [] } };
+  if (system === HANDOFF_SYSTEM) return { json: { produced: [], decisions: [], nextSteps: [] } };
+  return { json: { summary: user.slice(0, 200) || '-' } };
+};
+
+/**
+ * The agent: asked to remember something, saves it with `memory_save` in the user's scope (a call
+ * that waits for approval), then reports the tool's result; otherwise echoes the newest user message.
+ */
+const agent: Handler = (req) => {
+  const asked = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const reasoning = `Read: ${asked.slice(0, 40)}`;
+  const last = req.messages.at(-1);
+  if (last?.role === 'tool') return { content: `Saved: ${last.content}`, reasoning };
+  const remember = /^Remember that (.+)$/.exec(asked);
+  if (remember && req.tools.some((t) => t.name === 'memory_save'))
+    return { toolCalls: [{ name: 'memory_save', arguments: { text: remember[1]!, scope: 'user' } }], reasoning };
+  return { content: `You said: ${asked}`, reasoning };
+};
+
+describe('a Session against every provider emulator', () => {
+  for (const provider of Object.keys(EMULATORS) as ProviderName[]) {
+    it(`${provider}: initialize, continue, an approved tool call; 0 refused, nothing degraded, every turn replied`, async () => {
+      const emulator = await EMULATORS[provider]!();
+      started.push(emulator);
+      emulator.server.on('helper-model', helpers).on('agent-model', agent);
+      const models = Object.fromEntries(ROLES.map((r) => [r, r === 'agent' ? 'agent-model' : 'helper-model']));
+      const memories = MemoryStore.open(':memory:');
+      const worker = await startWorker({
+        memories,
+        models: new OpenAIModels({
+          baseURL: emulator.baseURL,
+          apiKey: 'test',
+          models,
+          profiles: resolveProfiles({ baseURL: emulator.baseURL, models, provider }),
+        }),
+      });
+      try {
+        const handle = await startSession(worker);
+        await send(handle, 'Write a short note about durable workflows');
+        const first = await decided(handle, 1);
+        await send(handle, 'Add a line about retries');
+        const second = await decided(handle, 2);
+        for (const record of [first, second]) {
+          expect(record.degraded).toBeNull();
+          expect(record.agent).toMatchObject({ outcome: 'replied' });
+        }
+        expect(second.agent?.reply).toContain('Add a line about retries');
+
+        // A tool call that waits for approval, approved, runs once.
+        await send(handle, 'Remember that I prefer A4 paper', { from: { kind: 'user', id: 'user-1' } });
+        const view = await waitFor(
+          () => handle.query(snapshotQuery),
+          (v) => v.pendingApprovals.length === 1,
+        );
+        await handle.signal(approvalSignal, { approvalId: view.pendingApprovals[0]!.approvalId, approved: true });
+        const third = await decided(handle, 3);
+        expect(third.degraded).toBeNull();
+        expect(third.agent).toMatchObject({ outcome: 'replied' });
+        expect(third.agent?.toolCalls).toEqual([expect.objectContaining({ tool: 'memory_save', status: 'ok' })]);
+        expect(memories.count()).toBe(1);
+        expect(emulator.server.requests('helper-model').length).toBeGreaterThan(0);
+        expect(emulator.server.refused().map((r) => JSON.stringify(r.reply))).toEqual([]);
+        expect(emulator.server.requests('agent-model').length).toBeGreaterThanOrEqual(2);
+      } finally {
+        await worker.stop();
+        memories.close();
+      }
+    });
+  }
+});
