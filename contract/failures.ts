@@ -90,6 +90,8 @@ export const FAILURE_MEANING: { readonly [K in FailureType]: string } = {
   ModelServerError: 'a model endpoint answered 5xx',
   ModelError: 'a model call failed any other way',
   ModelRequestRejected: 'the model endpoint refused the request (a 4xx other than 429)',
+  ModelConfigError:
+    'the model endpoint refused a parameter or value the provider profile sent (a configuration error: the message names the setting to change)',
   ModelInvalidOutput: 'the model’s answer does not fit the role’s output schema',
   ModelNotConfigured: 'no model is configured for the role',
 };
@@ -200,6 +202,10 @@ export class ModelErrorFailure extends HarnessFailure {
   readonly type = FAILURE.ModelError;
   override name = 'ModelErrorFailure';
 }
+export class ModelConfigErrorFailure extends HarnessFailure {
+  readonly type = FAILURE.ModelConfigError;
+  override name = 'ModelConfigErrorFailure';
+}
 export class ModelRequestRejectedFailure extends HarnessFailure {
   readonly type = FAILURE.ModelRequestRejected;
   override name = 'ModelRequestRejectedFailure';
@@ -238,6 +244,7 @@ export const FAILURE_CLASSES: { readonly [K in FailureType]: FailureClass<K> } =
   ModelServerError: ModelServerErrorFailure,
   ModelError: ModelErrorFailure,
   ModelRequestRejected: ModelRequestRejectedFailure,
+  ModelConfigError: ModelConfigErrorFailure,
   ModelInvalidOutput: ModelInvalidOutputFailure,
   ModelNotConfigured: ModelNotConfiguredFailure,
 };
