@@ -40,6 +40,8 @@ export interface StackOptions {
   sqlitePragmas?: Record<string, string>;
   /** The worker's role models (LocalModels unless set). */
   models?: RoleModels;
+  /** Runs workflows in the main thread (the SDK's debug mode), so their heap is this thread's. */
+  debugMode?: boolean;
 }
 
 export interface Stack {
@@ -98,6 +100,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     {
       workflowBundle: { code: await workflowBundle() },
       models: options.models ?? new LocalModels(),
+      ...(options.debugMode ? { debugMode: true } : {}),
       catalog: new IndexedCatalog(loadCatalogDir(join(ROOT, 'catalog')).entries),
     },
   );

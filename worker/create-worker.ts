@@ -120,7 +120,7 @@ function interceptorOptions(
 /** Creates (but does not run) a worker. `workflowBundle` skips bundling when a prebuilt bundle exists. */
 export async function createSessionWorker(
   config: HarnessConfig,
-  overrides: Partial<Pick<WorkerOptions, 'workflowBundle' | 'interceptors'>> & {
+  overrides: Partial<Pick<WorkerOptions, 'workflowBundle' | 'interceptors' | 'debugMode'>> & {
     models?: RoleModels;
     catalog?: IndexedCatalog;
     /** Wraps the session directory (tests use it to stop a worker at a chosen point). */
@@ -242,6 +242,8 @@ export async function createSessionWorker(
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       ...(bundle ? { workflowBundle: bundle } : { workflowsPath: workflowsSource() }),
+      // Workflows in the main thread: the heap bench reads their heap there (bench/session-heap.ts).
+      ...(overrides.debugMode ? { debugMode: true } : {}),
       // Activities (model calls) get this long to finish after SIGTERM; then they are cancelled.
       shutdownGraceTime: config.worker.shutdownGraceMs,
       ...(config.worker.maxConcurrentActivities
