@@ -32,6 +32,7 @@ import {
   bundleTraces,
   TRACING_WORKFLOW_MODULE,
 } from './workflow-bundles.js';
+import { sharedContractOptions } from './shared-contract.js';
 
 const require = createRequire(import.meta.url);
 
@@ -241,7 +242,9 @@ export async function createSessionWorker(
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      ...(bundle ? { workflowBundle: bundle } : { workflowsPath: workflowsSource() }),
+      ...(bundle
+        ? { workflowBundle: bundle }
+        : { workflowsPath: workflowsSource(), bundlerOptions: await sharedContractOptions() }),
       // Workflows in the main thread: the heap bench reads their heap there (bench/session-heap.ts).
       ...(overrides.debugMode ? { debugMode: true } : {}),
       // Activities (model calls) get this long to finish after SIGTERM; then they are cancelled.
