@@ -141,7 +141,7 @@ export function sharedContractOptions(): Promise<SharedContractOptions> {
           },
         ],
       }),
-    } as SharedContractOptions;
+    };
   })();
   return prepared;
 }
