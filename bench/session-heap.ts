@@ -10,11 +10,15 @@
  * Sessions `--inputs` more messages each: the growth over N × inputs is the cost of one input to a
  * cached Session before continue-as-new.
  *
+ * Two readings of each: the thread's whole used heap, and what V8 attributes to the other contexts
+ * than the main one (`vm.measureMemory`), which here is the workflows' reusable context alone: the
+ * worker's own per-input state (event feed, clients) is in the first and not in the second.
+ *
  *     npx tsx bench/session-heap.ts --sessions 20 --inputs 10
  */
 import { setFlagsFromString } from 'node:v8';
 import { getHeapStatistics } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { measureMemory, runInNewContext } from 'node:vm';
 import { Command } from 'commander';
 import { isEntryPoint } from '../worker/entry-point.js';
 import { FLAVORS, TEXT, decided, send, start, type Driven } from './driver.js';
@@ -30,17 +34,29 @@ export interface SessionHeapResult {
   perSessionBytes: number;
   /** Heap growth of a cached Session per further input, in bytes. */
   perInputBytes: number;
+  /** The same two, from the workflow context's share of the heap alone (`vm.measureMemory`). */
+  contextPerSessionBytes: number;
+  contextPerInputBytes: number;
   /** Heap in use after each step, in bytes. */
   heap: { base: number; first: number; second: number; more: number };
 }
 
+interface Reading {
+  heap: number;
+  /** What V8 attributes to contexts other than the main one: the workflow context. */
+  context: number;
+}
+
 /** Used heap after a full collection (repeated: finalizers and weak callbacks free more). */
-async function settledHeap(): Promise<number> {
+async function settledHeap(): Promise<Reading> {
   for (let i = 0; i < 4; i++) {
     gc();
     await new Promise((r) => setTimeout(r, 50));
   }
-  return getHeapStatistics().used_heap_size;
+  const heap = getHeapStatistics().used_heap_size;
+  const measured = await measureMemory({ mode: 'detailed', execution: 'eager' });
+  const others = (measured as { other?: Array<{ jsMemoryEstimate: number }> }).other ?? [];
+  return { heap, context: others.reduce((sum, c) => sum + c.jsMemoryEstimate, 0) };
 }
 
 async function converse(stack: Stack, sessions: Driven[], inputs: number, first: boolean): Promise<void> {
@@ -81,9 +97,11 @@ export async function sessionHeap(sessions: number, inputs: number): Promise<Ses
     return {
       sessions,
       inputs,
-      perSessionBytes: Math.round((second - first) / sessions),
-      perInputBytes: Math.round((more - second) / (sessions * inputs)),
-      heap: { base, first, second, more },
+      perSessionBytes: Math.round((second.heap - first.heap) / sessions),
+      perInputBytes: Math.round((more.heap - second.heap) / (sessions * inputs)),
+      contextPerSessionBytes: Math.round((second.context - first.context) / sessions),
+      contextPerInputBytes: Math.round((more.context - second.context) / (sessions * inputs)),
+      heap: { base: base.heap, first: first.heap, second: second.heap, more: more.heap },
     };
   } finally {
     await stack.stop();
@@ -99,8 +117,8 @@ if (isEntryPoint(import.meta.url)) {
       const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
       process.stdout.write(
         `${result.sessions} Sessions × ${result.inputs} inputs, workflow heap (debug mode, reusable V8 context)\n` +
-          `  per cached Session: ${kib(result.perSessionBytes)}\n` +
-          `  per further input:  ${kib(result.perInputBytes)}\n` +
+          `  per cached Session: ${kib(result.perSessionBytes)} (workflow context alone: ${kib(result.contextPerSessionBytes)})\n` +
+          `  per further input:  ${kib(result.perInputBytes)} (workflow context alone: ${kib(result.contextPerInputBytes)})\n` +
           `  heap MiB: base ${(result.heap.base / 2 ** 20).toFixed(1)}, +N ${(result.heap.first / 2 ** 20).toFixed(1)}, ` +
           `+2N ${(result.heap.second / 2 ** 20).toFixed(1)}, +inputs ${(result.heap.more / 2 ** 20).toFixed(1)}\n`,
       );
