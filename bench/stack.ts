@@ -18,6 +18,7 @@ import type { RoleModels } from '../models/roles.js';
 import { freePorts } from '../test/support/ports.js';
 import { loadConfig } from '../worker/config.js';
 import { createSessionWorker, type BuiltWorker } from '../worker/create-worker.js';
+import { sharedContractOptions } from '../worker/shared-contract.js';
 import { ensureSearchAttributes } from '../worker/search-attributes-setup.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -25,10 +26,15 @@ const ROOT = resolve(import.meta.dirname, '..');
 let bundleCode: Promise<string> | undefined;
 /** The Session and the baseline in one bundle, built once per process. */
 export function workflowBundle(): Promise<string> {
-  bundleCode ??= bundleWorkflowCode({
-    workflowsPath: join(ROOT, 'bench', 'workflows.ts'),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
-  }).then((b) => b.code);
+  bundleCode ??= sharedContractOptions()
+    .then((shared) =>
+      bundleWorkflowCode({
+        workflowsPath: join(ROOT, 'bench', 'workflows.ts'),
+        ...shared,
+        logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
+      }),
+    )
+    .then((b) => b.code);
   return bundleCode;
 }
 
@@ -40,6 +46,8 @@ export interface StackOptions {
   sqlitePragmas?: Record<string, string>;
   /** The worker's role models (LocalModels unless set). */
   models?: RoleModels;
+  /** Runs workflows in the main thread (the SDK's debug mode), so their heap is this thread's. */
+  debugMode?: boolean;
 }
 
 export interface Stack {
@@ -98,6 +106,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     {
       workflowBundle: { code: await workflowBundle() },
       models: options.models ?? new LocalModels(),
+      ...(options.debugMode ? { debugMode: true } : {}),
       catalog: new IndexedCatalog(loadCatalogDir(join(ROOT, 'catalog')).entries),
     },
   );

@@ -18,7 +18,7 @@
  */
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { utf8ToBytes } from '@noble/hashes/utils.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 
 /** The signature a signed control payload carries in its `signature` field. */
@@ -79,6 +79,11 @@ export function messageSigningPayload(message: {
 /** The exact text the MAC covers. */
 export function signingInput(kind: SignedKind, sessionId: string, expiresAt: number, payload: unknown): string {
   return `session-harness/control/v1\n${kind}\n${sessionId}\n${expiresAt}\n${canonicalJson(payload)}`;
+}
+
+/** SHA-256 of a text's UTF-8 bytes, as lowercase hex (an approval's `argumentsHash`). */
+export function sha256Hex(text: string): string {
+  return bytesToHex(sha256(utf8ToBytes(text)));
 }
 
 /** base64url HMAC-SHA256 of the signing input under `secret`. */

@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { sharedContractOptions } from '../worker/shared-contract.js';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig } from '../worker/config.js';
 import { isEntryPoint } from '../worker/entry-point.js';
@@ -110,6 +111,7 @@ export async function runCluster(options: ClusterRunOptions): Promise<void> {
   const bundlePath = join(cluster.dir, 'workflow-bundle.js');
   const bundle = await bundleWorkflowCode({
     workflowsPath: join(root, 'workflows', 'index.ts'),
+    ...(await sharedContractOptions()),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: (m) => log(m), error: (m) => log(m) },
   });
   writeFileSync(bundlePath, bundle.code);

@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ENCRYPTED_WORKFLOW_MODULE, PREBUILT_BUNDLES, TRACING_WORKFLOW_MODULE } from '../worker/workflow-bundles.js';
+import { sharedContractOptions } from '../worker/shared-contract.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const failureConverterPath = join(root, 'worker', 'encoded-failure-converter.cjs');
@@ -24,11 +25,14 @@ const builds = [
     failureConverterPath,
   },
 ];
+// The contract is evaluated once per workflow thread, not per workflow (worker/shared-contract.ts).
+const shared = await sharedContractOptions();
 for (const { file, ...options } of builds) {
   const out = join(root, 'dist', file);
   const { code } = await bundleWorkflowCode({
     workflowsPath: join(root, 'workflows', 'index.ts'),
     ...options,
+    ...shared,
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });
   mkdirSync(dirname(out), { recursive: true });

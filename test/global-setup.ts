@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { sharedContractOptions } from '../worker/shared-contract.js';
 import type { TestProject } from 'vitest/node';
 import { ensureTemporalCli } from '../dev/temporal-cli.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../contract/search-attributes.js';
@@ -36,6 +37,7 @@ export async function setup(project: TestProject): Promise<void> {
   });
   const bundle = await bundleWorkflowCode({
     workflowsPath: join(root, 'workflows', 'index.ts'),
+    ...(await sharedContractOptions()),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });
   const bundlePath = join(root, 'test', '.artifacts', 'workflow-bundle.js');

@@ -8,6 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime, Worker, bundleWorkflowCode, type ReplayResult } from '@temporalio/worker';
+import { sharedContractOptions } from '../worker/shared-contract.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 // A replay logs each replay worker's life cycle; only problems matter here.
@@ -29,6 +30,7 @@ const results = new Map<string, ReplayResult>();
 beforeAll(async () => {
   const bundle = await bundleWorkflowCode({
     workflowsPath: resolve('workflows/index.ts'),
+    ...(await sharedContractOptions()),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });
   // One replay worker for the whole corpus; it replays one history at a time, in the given order.

@@ -33,6 +33,7 @@ import {
   bundleTraces,
   TRACING_WORKFLOW_MODULE,
 } from './workflow-bundles.js';
+import { sharedContractOptions } from './shared-contract.js';
 
 const require = createRequire(import.meta.url);
 
@@ -121,7 +122,7 @@ function interceptorOptions(
 /** Creates (but does not run) a worker. `workflowBundle` skips bundling when a prebuilt bundle exists. */
 export async function createSessionWorker(
   config: HarnessConfig,
-  overrides: Partial<Pick<WorkerOptions, 'workflowBundle' | 'interceptors'>> & {
+  overrides: Partial<Pick<WorkerOptions, 'workflowBundle' | 'interceptors' | 'debugMode'>> & {
     models?: RoleModels;
     catalog?: IndexedCatalog;
     /** Wraps the session directory (tests use it to stop a worker at a chosen point). */
@@ -244,7 +245,11 @@ export async function createSessionWorker(
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      ...(bundle ? { workflowBundle: bundle } : { workflowsPath: workflowsSource() }),
+      ...(bundle
+        ? { workflowBundle: bundle }
+        : { workflowsPath: workflowsSource(), bundlerOptions: await sharedContractOptions() }),
+      // Workflows in the main thread: the heap bench reads their heap there (bench/session-heap.ts).
+      ...(overrides.debugMode ? { debugMode: true } : {}),
       // Activities (model calls) get this long to finish after SIGTERM; then they are cancelled.
       shutdownGraceTime: config.worker.shutdownGraceMs,
       ...(config.worker.maxConcurrentActivities

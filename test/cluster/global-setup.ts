@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { sharedContractOptions } from '../../worker/shared-contract.js';
 import type { TestProject } from 'vitest/node';
 import { findPostgresBin } from '../../dev/postgres.js';
 import { startTemporalCluster, type TemporalCluster } from '../../dev/temporal-cluster.js';
@@ -36,6 +37,7 @@ export async function setup(project: TestProject): Promise<void> {
   const memoryUrl = await cluster.postgres.createDatabase('harness_memory');
   const bundle = await bundleWorkflowCode({
     workflowsPath: join(root, 'workflows', 'index.ts'),
+    ...(await sharedContractOptions()),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });
   const bundlePath = join(root, 'test', '.artifacts', 'cluster-workflow-bundle.js');

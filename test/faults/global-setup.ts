@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { sharedContractOptions } from '../../worker/shared-contract.js';
 import type { TestProject } from 'vitest/node';
 import { startDevServer, type DevServer } from '../../dev/dev-server.js';
 import { ensureTemporalCli } from '../../dev/temporal-cli.js';
@@ -32,6 +33,7 @@ export async function setup(project: TestProject): Promise<void> {
   mkdirSync(ROWS_DIR, { recursive: true });
   const bundle = await bundleWorkflowCode({
     workflowsPath: join(root, 'workflows', 'index.ts'),
+    ...(await sharedContractOptions()),
     logger: { log() {}, trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error },
   });
   const bundlePath = join(ARTIFACTS, 'faults-workflow-bundle.js');

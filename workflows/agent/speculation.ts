@@ -27,6 +27,8 @@
  * workflow memory only: continue-as-new happens between inputs, when none is pending.
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
+// Not re-exported by the package's index; the SDK uses it for its own scope listeners (1.24.0, pinned).
+import { untrackPromise } from '@temporalio/workflow/lib/stack-helpers.js';
 import { AgentStepResult } from '../../contract/activity-contract.js';
 import type { BoundInput, Decision, DecisionRecord, SessionState } from '../../contract/state.js';
 import { BUDGET } from '../../contract/budget.js';
@@ -106,9 +108,18 @@ export function makeSpeculation(
       const answer = scope.run(() => activities.agentStepAhead(ahead));
       const p: Pending = { record, sent: JSON.stringify(request), scope, answer, settled: null };
       // Handled here, so a failure is never an unhandled rejection (which fails the workflow task).
+      // Once the step has answered, its scope is cancelled: that schedules nothing (the activity is
+      // no longer pending), but it settles the scope, which lets go of what the activity's
+      // cancellation listener holds (the request); the scope itself stays listed under its parent's.
       answer.then(
-        (a) => (p.settled = { usage: a.usage }),
-        () => (p.settled = { usage: undefined }),
+        (a) => {
+          p.settled = { usage: a.usage };
+          scope.cancel();
+        },
+        () => {
+          p.settled = { usage: undefined };
+          scope.cancel();
+        },
       );
       pending = p;
     },
@@ -136,10 +147,17 @@ export function makeSpeculation(
       p.record.speculation = { outcome: 'adopted', reason: null };
       return async () => {
         const mine = CancellationScope.current();
-        mine.cancelRequested.catch(() => p.scope.cancel());
+        // An interrupt cancels the caller's scope; the step sent ahead runs in its own, so it is
+        // cancelled from here. A scope's cancelRequested settles only if it is cancelled, so this
+        // listener outlives the step: it is untracked (the SDK would keep its stack trace for as
+        // long as it is pending, as it does for its own listeners) and lets go of the step once the
+        // step has answered, when cancelling it would do nothing. Same commands, same order.
+        let ahead: CancellationScope | null = p.scope;
+        untrackPromise(mine.cancelRequested.catch(() => ahead?.cancel()));
         let reason: string;
         try {
           const { answer, usage } = await p.answer;
+          ahead = null;
           const parsed = AgentStepResult.safeParse(answer);
           if (parsed.success && parsed.data.kind !== 'budget-exceeded') {
             meter.charge('agent', usage);
@@ -148,6 +166,7 @@ export function makeSpeculation(
           }
           reason = parsed.success ? 'refused for budget when sent' : 'malformed answer';
         } catch (err) {
+          ahead = null;
           if (isCancellation(err) && mine.consideredCancelled) throw err;
           reason = `failed: ${describeFailure(err)}`;
         }

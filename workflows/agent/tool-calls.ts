@@ -6,8 +6,7 @@
  *
  * Pure module: safe to import from workflow code.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { sha256Hex } from '../../contract/control-signature.js';
 import { BUDGET } from '../../contract/budget.js';
 import type { ApprovalInput, ToolResultInput } from '../../contract/messages.js';
 import type {
@@ -147,7 +146,7 @@ function proposedHashOf(call: PendingCall): string {
 }
 
 function digest(text: string): string {
-  return bytesToHex(sha256(utf8ToBytes(text)));
+  return sha256Hex(text);
 }
 
 /** Who answered a waiting call, how and why, as the call and its record keep it. */
