@@ -13,12 +13,13 @@ import { Session } from 'node:inspector/promises';
 
 /**
  * Workflow-thread heap one cached Session may take, in MiB, with headroom. Measured on main at
- * 2026-12-04 (`npm run bench -- --scenarios capacity`): an idle Session after a 10-input
- * conversation held 2.3-2.4 MiB, and grows ~12 KB per further input until it continues as new. The
- * figure covers a Session well into its run (about 200 inputs); past that the heap fraction below
- * is the margin. Lower it when the benchmark shows a smaller Session.
+ * 2026-12-04 (`npm run bench -- --scenarios capacity --capacity-sessions 60`): 2.4 MiB after a
+ * Session's first 2 inputs, 2.5 MiB after 10, and ~12 KB more per input until it continues as new
+ * (by default after 500 inputs: ~8.2 MiB). With HEAP_FRACTION below, 6 MiB keeps even a cache full of
+ * Sessions at the end of their runs inside the heap. Lower it when the benchmark shows a smaller
+ * Session that stays flat across inputs.
  */
-export const SESSION_HEAP_MIB = 5;
+export const SESSION_HEAP_MIB = 6;
 
 /**
  * Heap the workflow thread needs with no Session cached (the SDK, the evaluated bundle, activation
