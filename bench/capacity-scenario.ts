@@ -424,6 +424,9 @@ export async function capacity(options: CapacityOptions, log: (line: string) => 
       log('  replay: the worker restarts with the cache it sizes itself; evicted vs cached inputs');
       await worker.stop();
       worker = await startWorker(env);
+      // A fresh Session first, so the samples do not pay the new process's first workflow (JIT, bundle).
+      const warm = await start(client, taskQueue, FLAVORS.session);
+      await timedInput(worker, warm, TEXT.goal);
       const samples = opened.slice(0, Math.min(10, opened.length));
       const evicted: number[] = [];
       const cached: number[] = [];
