@@ -127,42 +127,92 @@ export function countByType(events: HistoryEvent[]): Record<string, number> {
 }
 
 /**
- * Billable actions in a slice of history, by Temporal Cloud's categories as they show in events:
- * workflow started (start, continue-as-new, child start), signal received or sent, update accepted,
- * activity scheduled, timer started, search attributes upserted, workflow properties (memo) modified,
- * and local activities: every workflow task whose commands record at least one local-activity marker
- * counts once. Not counted: queries (the bench's own polling), workflow tasks, activity retries that
- * did not happen, and version (patched) markers.
+ * Billable actions in a slice of history, by the Temporal Cloud Actions page
+ * (https://docs.temporal.io/cloud/actions, its "History Event Type" columns):
+ * - workflow started: WORKFLOW_EXECUTION_STARTED (client start, and the new run of a continue-as-new);
+ * - child workflow: START_CHILD_WORKFLOW_EXECUTION_INITIATED counts 2 (the intent and the start);
+ * - signal: WORKFLOW_EXECUTION_SIGNALED (a signal sent by a workflow counts in the signalled history only);
+ * - update: WORKFLOW_EXECUTION_UPDATE_ACCEPTED (rejected updates count too but leave no event);
+ * - activity: ACTIVITY_TASK_SCHEDULED, plus `attempt - 1` retries read from ACTIVITY_TASK_STARTED;
+ * - local activities: every workflow task whose commands record local-activity markers counts once,
+ *   plus the retries its WORKFLOW_TASK_COMPLETED's metering metadata reports;
+ * - timer: TIMER_STARTED (SDK timers such as `condition` with a timeout too);
+ * - search attributes: UPSERT_WORKFLOW_SEARCH_ATTRIBUTES, except an upsert of `TemporalChangeVersion`
+ *   alone, which the page exempts (the SDK writes it for `patched()`);
+ * - WORKFLOW_EXECUTION_OPTIONS_UPDATED.
+ * Not counted: queries (an action each, but not in history; the bench's own polling is not the
+ * Session's cost), activity heartbeats (none here), workflow tasks, markers other than local
+ * activities, and memo changes (WORKFLOW_PROPERTIES_MODIFIED: not on the page).
  */
 export function billableActions(events: HistoryEvent[]): number {
-  let actions = 0;
+  return Object.values(actionsByCategory(events)).reduce((a, b) => a + b, 0);
+}
+
+/** billableActions, split by the Actions page's categories (keys only for categories that occurred). */
+export function actionsByCategory(events: HistoryEvent[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  const add = (category: string, n = 1) => {
+    if (n > 0) counts[category] = (counts[category] ?? 0) + n;
+  };
   let localActivityInTask = false;
   for (const e of events) {
     switch (e.eventType) {
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+        add('workflow started');
+        break;
       case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+        add('child workflow', 2);
+        break;
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
-      case EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+        add('signal');
+        break;
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+        add('update');
+        break;
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        add('activity');
+        break;
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+        add('activity retry', (e.activityTaskStartedEventAttributes?.attempt ?? 1) - 1);
+        break;
       case EventType.EVENT_TYPE_TIMER_STARTED:
-      case EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
-      case EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
-        actions++;
+        add('timer');
+        break;
+      case EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: {
+        const fields = Object.keys(
+          e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {},
+        );
+        if (!(fields.length === 1 && fields[0] === 'TemporalChangeVersion')) add('search attributes');
+        break;
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_OPTIONS_UPDATED:
+        add('workflow options');
         break;
       case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
         localActivityInTask = false;
+        add(
+          'local activity retry',
+          Number(e.workflowTaskCompletedEventAttributes?.meteringMetadata?.nonfirstLocalActivityExecutionAttempts ?? 0),
+        );
         break;
       case EventType.EVENT_TYPE_MARKER_RECORDED:
         if (e.markerRecordedEventAttributes?.markerName === 'core_local_activity' && !localActivityInTask) {
           localActivityInTask = true;
-          actions++;
+          add('local activities');
         }
         break;
       default:
     }
   }
-  return actions;
+  return counts;
+}
+
+/** Upserts of `TemporalChangeVersion` alone in a slice of history: history events, but no billable action. */
+export function changeVersionUpserts(events: HistoryEvent[]): number {
+  return events.filter((e) => {
+    const fields = Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {});
+    return fields.length === 1 && fields[0] === 'TemporalChangeVersion';
+  }).length;
 }
 
 /** Every run of a workflow id, first to last, following continue-as-new. */

@@ -16,6 +16,7 @@ import { profiled } from './profile.js';
 import { printReport, type BenchResults } from './report.js';
 import { startStack } from './stack.js';
 import { streaming } from './streaming-scenario.js';
+import { DEFAULT_PRICE_PER_MILLION_ACTIONS, capacity } from './capacity-scenario.js';
 import { burst, historyCost, latency, longSession, throughput } from './workflow-scenarios.js';
 
 export const SCENARIOS = [
@@ -30,6 +31,7 @@ export const SCENARIOS = [
   'pathological',
   'model-latency',
   'streaming',
+  'capacity',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -69,6 +71,20 @@ export interface BenchOptions {
   /** Latency of each helper role's model call in the streaming scenario (0 unless set). */
   streamingHelperMs?: number;
   profile?: string;
+  /** Sessions the capacity scenario holds open, 10 inputs each (100 unless set; thousands with --capacity-sessions). */
+  capacitySessions?: number;
+  /** Fresh workflows of each flavor in the capacity scenario's saturation burst (20 unless set). */
+  capacityWorkflows?: number;
+  /** Continue inputs each of those gets at once (10 unless set). */
+  capacityInputs?: number;
+  /** Sessions whose inputs are counted for billable actions (2 unless set). */
+  capacityActionSamples?: number;
+  /** USD per million Temporal Cloud actions (DEFAULT_PRICE_PER_MILLION_ACTIONS unless set). */
+  pricePerMillionActions?: number;
+  /** `--max-old-space-size` (MiB) of the capacity scenario's worker; default: enough for every Session. */
+  capacityWorkerHeapMib?: number;
+  /** Only the capacity scenario's memory part. */
+  capacityHeapOnly?: boolean;
 }
 
 const FULL = {
@@ -183,6 +199,21 @@ export async function runBench(
       log,
     );
   }
+  if (selected.has('capacity')) {
+    const o = {
+      sessions: options.capacitySessions ?? 100,
+      saturationWorkflows: options.capacityWorkflows ?? 20,
+      saturationInputs: options.capacityInputs ?? 10,
+      actionSamples: options.capacityActionSamples ?? 2,
+      pricePerMillionActions: options.pricePerMillionActions ?? DEFAULT_PRICE_PER_MILLION_ACTIONS,
+      concurrency: 8,
+      namespace: options.namespace,
+      ...(options.capacityWorkerHeapMib ? { workerHeapMib: options.capacityWorkerHeapMib } : {}),
+      ...(options.capacityHeapOnly ? { heapOnly: true } : {}),
+    };
+    log(`- capacity (${o.sessions} Sessions on a worker process of their own)`);
+    results.capacity = await capacity(o, log);
+  }
   results.finishedAt = new Date().toISOString();
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
@@ -240,6 +271,25 @@ async function main(): Promise<void> {
       'latency of each helper role call in the streaming scenario (default 0)',
       wholeMs,
     )
+    .option('--capacity-sessions <n>', 'Sessions the capacity scenario holds, 10 inputs each (default 100)', int)
+    .option('--capacity-workflows <n>', 'workflows of each flavor in the capacity saturation burst (default 20)', int)
+    .option('--capacity-inputs <n>', 'continue inputs each of them gets at once (default 10)', int)
+    .option('--capacity-action-samples <n>', 'Sessions whose inputs are counted for actions (default 2)', int)
+    .option('--capacity-heap-only', 'capacity: only heap, RSS and SQLite per Session (a quick check)')
+    .option(
+      '--capacity-worker-heap-mib <n>',
+      "the capacity worker's --max-old-space-size (default: room for every Session)",
+      int,
+    )
+    .option(
+      '--price-per-million-actions <usd>',
+      `USD per million Temporal Cloud actions (default ${DEFAULT_PRICE_PER_MILLION_ACTIONS})`,
+      (v: string) => {
+        const n = Number(v);
+        if (!Number.isFinite(n) || n < 0) throw new Error(`expected a price in USD, got "${v}"`);
+        return n;
+      },
+    )
     .option('--profile <dir>', 'write a CPU profile of each workflow scenario here and print the top functions');
   program.parse();
   const o = program.opts<Record<string, string | number | boolean | undefined>>();
@@ -279,6 +329,13 @@ async function main(): Promise<void> {
     ...(o.streamingChunkDelayMs !== undefined ? { streamingChunkDelayMs: Number(o.streamingChunkDelayMs) } : {}),
     ...(o.streamingHelperMs !== undefined ? { streamingHelperMs: Number(o.streamingHelperMs) } : {}),
     ...(o.profile ? { profile: resolve(String(o.profile)) } : {}),
+    ...(o.capacitySessions ? { capacitySessions: Number(o.capacitySessions) } : {}),
+    ...(o.capacityWorkflows ? { capacityWorkflows: Number(o.capacityWorkflows) } : {}),
+    ...(o.capacityInputs ? { capacityInputs: Number(o.capacityInputs) } : {}),
+    ...(o.capacityActionSamples ? { capacityActionSamples: Number(o.capacityActionSamples) } : {}),
+    ...(o.capacityWorkerHeapMib ? { capacityWorkerHeapMib: Number(o.capacityWorkerHeapMib) } : {}),
+    ...(o.capacityHeapOnly ? { capacityHeapOnly: true } : {}),
+    ...(o.pricePerMillionActions !== undefined ? { pricePerMillionActions: Number(o.pricePerMillionActions) } : {}),
   };
   const results = await runBench(options);
   printReport(results);

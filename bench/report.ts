@@ -7,6 +7,7 @@ import { INPUT_KINDS, SPECULATION_SETTING, type ModelLatencyResult } from './mod
 import type { PathologicalResult } from './pathological-scenario.js';
 import type { PragmaResult } from './pragma-scenario.js';
 import type { StreamingResult } from './streaming-scenario.js';
+import { mib, type CapacityResult } from './capacity-scenario.js';
 import { MAX_TEXT_CHARS } from '../contract/messages.js';
 import { round } from './stats.js';
 import type { McpRefreshResult, RecallRow } from './recall-scenarios.js';
@@ -28,6 +29,7 @@ export interface BenchResults {
   pathological?: PathologicalResult;
   modelLatency?: ModelLatencyResult;
   streaming?: StreamingResult;
+  capacity?: CapacityResult;
 }
 
 type Row = [measure: string, session: string, baseline: string, ratio: string, target: string, met: string];
@@ -372,6 +374,94 @@ export function streamingReport(s: StreamingResult): string {
   ].join('\n');
 }
 
+/** The capacity scenario's table: memory, actions and cost, saturation against the baseline, replay. */
+export function capacityReport(c: CapacityResult): string {
+  const table = new Table({
+    style: { head: [], border: [] },
+    head: ['measure', 'Session', 'baseline', 'note'],
+    colAligns: ['left', 'right', 'right', 'left'],
+  });
+  const kb = (bytes: number) => `${Math.round(bytes / 102.4) / 10} KB`;
+  table.push(
+    [
+      'workflow-thread heap per Session after 10 inputs',
+      `${mib(c.heap.perSessionAfter10Bytes)} MiB`,
+      '',
+      `used heap after a full GC, ${mib(c.heap.baseBytes)} → ${mib(c.heap.after10Bytes)} MiB`,
+    ],
+    ['workflow-thread heap per Session after 2 inputs', `${mib(c.heap.perSessionAfter2Bytes)} MiB`, '', ''],
+    ['heap growth per continue input (2nd → 10th)', kb(c.heap.perInputBytes), '', ''],
+    [
+      'worker RSS per Session after 10 inputs',
+      `${mib(c.rss.perSessionBytes)} MiB`,
+      '',
+      `${mib(c.rss.baseBytes)} → ${mib(c.rss.after10Bytes)} MiB`,
+    ],
+    ['SQLite bytes per Session after 10 inputs', kb(c.sqlite.perSessionBytes), '', 'temporal.db + WAL'],
+    [
+      `latency p50 / p95, ${c.latency.inputs} continue inputs, ${c.latency.concurrency} Sessions at a time`,
+      `${f(c.latency.p50Ms)} / ${f(c.latency.p95Ms, ' ms')}`,
+      '',
+      'signal → turn.finished',
+    ],
+  );
+  const sat = c.saturation;
+  if (sat) {
+    const s = sat.session;
+    const b = sat.baseline;
+    table.push(
+      [
+        `inputs/s at saturation (${s.inputs} continue inputs)`,
+        f(s.inputsPerSecond, '/s'),
+        f(b.inputsPerSecond, '/s'),
+        f(sat.ratio, '×'),
+      ],
+      [
+        'CPU per input: worker process',
+        f(s.workerCpuMsPerInput, ' ms'),
+        f(b.workerCpuMsPerInput, ' ms'),
+        '/proc/<pid>/stat',
+      ],
+      ['CPU per input: dev server process', f(s.serverCpuMsPerInput, ' ms'), f(b.serverCpuMsPerInput, ' ms'), ''],
+    );
+  }
+  const actions = c.actions;
+  for (const kind of actions ? (['initialize', 'new-phase', 'continue'] as const) : []) {
+    const a = actions![kind];
+    const by = Object.entries(a.byCategory)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    table.push([
+      `billable actions per ${KIND_NAMES[kind]} input (${a.inputs} inputs)`,
+      f(a.actions),
+      '',
+      `${by}; ${f(a.events)} events, of them ${f(a.changeVersionUpserts)} TemporalChangeVersion upserts (exempt)`,
+    ]);
+  }
+  for (const kind of actions ? (['initialize', 'new-phase', 'continue'] as const) : []) {
+    table.push([
+      `USD per million ${KIND_NAMES[kind]} inputs`,
+      `$${f(actions![kind].usdPerMillionInputs)}`,
+      '',
+      `at $${c.pricePerMillionActions} per million actions`,
+    ]);
+  }
+  const r = c.replay;
+  if (r) {
+    table.push([
+      `input to an evicted Session vs a cached one (p50 of ${r.samples}, ${r.historyEvents} history events)`,
+      `${f(r.evictedP50Ms)} / ${f(r.cachedP50Ms, ' ms')}`,
+      '',
+      `replay cost ${f(r.costMs, ' ms')}`,
+    ]);
+  }
+  return [
+    `capacity: ${c.sessions} Sessions held (cache ${c.measuringCache} while measuring); load average ${c.loadavg.start.join(' ')} → ${c.loadavg.end.join(' ')}`,
+    c.defaultCache ? `worker default at its heap limit: ${c.defaultCache.line}` : 'heap-only run',
+    table.toString(),
+  ].join('\n');
+}
+
 export function printReport(r: BenchResults): void {
   const table = new Table({
     style: { head: [], border: [] },
@@ -384,4 +474,5 @@ export function printReport(r: BenchResults): void {
   if (rows.length > 0) console.log(table.toString());
   if (r.modelLatency) console.log(modelLatencyReport(r.modelLatency));
   if (r.streaming) console.log(streamingReport(r.streaming));
+  if (r.capacity) console.log(capacityReport(r.capacity));
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCENARIOS, runBench } from '../bench/main.js';
 import type { BenchResults } from '../bench/report.js';
-import { modelLatencyReport, reportRows, streamingReport } from '../bench/report.js';
+import { capacityReport, modelLatencyReport, reportRows, streamingReport } from '../bench/report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,10 +46,13 @@ const tiny = {
 };
 
 describe('npm run bench', () => {
-  it('runs every scenario but streaming and writes each one’s figures', { timeout: 360_000 }, async () => {
+  it('runs every scenario but streaming and capacity and writes each one’s figures', { timeout: 360_000 }, async () => {
     const out = join(dir, 'results.json');
-    // The streaming scenario has its own case below.
-    await runBench({ ...tiny, scenarios: SCENARIOS.filter((s) => s !== 'streaming'), out }, () => {});
+    // The streaming and capacity scenarios have their own cases below.
+    await runBench(
+      { ...tiny, scenarios: SCENARIOS.filter((s) => s !== 'streaming' && s !== 'capacity'), out },
+      () => {},
+    );
     const results = JSON.parse(readFileSync(out, 'utf8')) as BenchResults;
     expect(results.latency).toMatchObject({ p50Ms: pair, p95Ms: pair, ratioP50: expect.any(Number) as number });
     expect(results.events).toMatchObject({ continue: kind, 'new-phase': kind, 'out-of-scope': kind });
@@ -118,6 +121,53 @@ describe('npm run bench', () => {
         }
       }
       expect(streamingReport(s!)).toContain('deltas = reply');
+    },
+  );
+
+  it(
+    'capacity: heap, actions, saturation and replay figures from a worker process of its own',
+    { timeout: 360_000 },
+    async () => {
+      const out = join(dir, 'capacity.json');
+      await runBench(
+        {
+          ...tiny,
+          scenarios: ['capacity'],
+          out,
+          capacitySessions: 3,
+          capacityWorkflows: 2,
+          capacityInputs: 2,
+          capacityActionSamples: 1,
+          pricePerMillionActions: 10,
+        },
+        () => {},
+      );
+      const c = (JSON.parse(readFileSync(out, 'utf8')) as BenchResults).capacity;
+      expect(c?.sessions).toBe(3);
+      // Three Sessions of ten inputs each take heap; the worker measured it (no speed asserted).
+      expect(c?.heap.after10Bytes).toBeGreaterThan(c?.heap.baseBytes ?? Infinity);
+      expect(c?.heap.perSessionAfter10Bytes).toBeGreaterThan(0);
+      expect(c?.sqlite.perSessionBytes).toBeGreaterThan(0);
+      expect(c?.latency.inputs).toBe(3 * 8);
+      // Every input kind costs its signal and at least one activity.
+      for (const kind of ['initialize', 'new-phase', 'continue'] as const) {
+        const a = c?.actions?.[kind];
+        expect(a?.byCategory['signal']).toBe(1);
+        expect(a?.byCategory['activity']).toBeGreaterThanOrEqual(1);
+        expect(a?.usdPerMillionInputs).toBe((a?.actions ?? NaN) * 10);
+      }
+      expect(c?.actions?.initialize.byCategory['workflow started']).toBe(1);
+      for (const flavor of ['session', 'baseline'] as const) {
+        expect(c?.saturation?.[flavor]).toMatchObject({
+          inputs: 4,
+          inputsPerSecond: expect.any(Number) as number,
+          workerCpuMsPerInput: expect.any(Number) as number,
+          serverCpuMsPerInput: expect.any(Number) as number,
+        });
+      }
+      expect(c?.replay?.samples).toBe(3);
+      expect(c?.defaultCache?.line).toMatch(/^sticky cache: \d+ Sessions/);
+      expect(capacityReport(c!)).toContain('replay cost');
     },
   );
 });

@@ -142,6 +142,10 @@ export const EnvSchema = z.object({
   HARNESS_BUDGET_MAX_TURN_USD: optionalString.pipe(z.coerce.number<string | undefined>().positive().optional()),
   HARNESS_BUDGET_MAX_SESSION_USD: optionalString.pipe(z.coerce.number<string | undefined>().positive().optional()),
   HARNESS_SPECULATIVE_AGENT_STEP: z.enum(['on', 'off']).default('on'),
+  // Sticky cache (worker/capacity.ts): Sessions kept in the workflow thread; unset: sized from its heap limit.
+  HARNESS_MAX_CACHED_WORKFLOWS: optionalInt(0).refine((n) => n !== 1, {
+    error: 'must be 0 (no cache) or at least 2 (the SDK refuses 1)',
+  }),
 });
 export type Env = z.infer<typeof EnvSchema>;
 
@@ -168,6 +172,8 @@ export interface HarnessConfig {
     shutdownGraceMs: number;
     maxConcurrentActivities: number | undefined;
     maxConcurrentWorkflowTasks: number | undefined;
+    /** `maxCachedWorkflows` from HARNESS_MAX_CACHED_WORKFLOWS; undefined: sized from the heap (worker/capacity.ts). */
+    maxCachedWorkflows: number | undefined;
     /** Worker Deployment Versioning: both set turns it on (docs/deploying.md, "Upgrades"). */
     deployment: { name: string; buildId: string } | undefined;
   };
@@ -374,6 +380,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
       shutdownGraceMs: e.HARNESS_SHUTDOWN_GRACE_MS,
       maxConcurrentActivities: e.HARNESS_MAX_ACTIVITIES,
       maxConcurrentWorkflowTasks: e.HARNESS_MAX_WORKFLOW_TASKS,
+      maxCachedWorkflows: e.HARNESS_MAX_CACHED_WORKFLOWS,
       deployment:
         e.HARNESS_DEPLOYMENT_NAME && e.HARNESS_BUILD_ID
           ? { name: e.HARNESS_DEPLOYMENT_NAME, buildId: e.HARNESS_BUILD_ID }

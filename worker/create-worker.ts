@@ -25,6 +25,7 @@ import type { RoleModels } from '../models/roles.js';
 import { connectionOptions } from '../client/connection.js';
 import { AesGcmPayloadCodec, EncryptionError, encryptedDataConverter } from '../client/encryption.js';
 import { ConfigError, type HarnessConfig } from './config.js';
+import { stickyCache, type StickyCache } from './capacity.js';
 import { temporalSessionDirectory } from './session-directory.js';
 import type { Tracing } from './tracing.js';
 import {
@@ -91,6 +92,8 @@ export interface BuiltWorker {
   events: EventPublisher;
   /** Set when OTEL_EXPORTER_OTLP_ENDPOINT is: where spans go. */
   tracing: Tracing | undefined;
+  /** The sticky cache size passed to the SDK, and why (worker/capacity.ts). */
+  stickyCache: StickyCache;
   /** Stops MCP servers, closes the memory store and both connections, and flushes spans. */
   close(): Promise<void>;
 }
@@ -241,6 +244,9 @@ export async function createSessionWorker(
         `tracing: the workflow bundle has no ${TRACING_WORKFLOW_MODULE}; only activity spans are exported (npm run build writes dist/workflow-bundle-traced.js)`,
       );
     }
+    // Sized to the workflow thread's heap: the SDK's default cache outgrew it and killed the worker.
+    const cache = await stickyCache(config.worker.maxCachedWorkflows);
+    overrides.log?.(cache.line);
     const worker = await Worker.create({
       connection,
       namespace: config.temporal.namespace,
@@ -258,6 +264,7 @@ export async function createSessionWorker(
       ...(config.worker.maxConcurrentWorkflowTasks
         ? { maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks }
         : {}),
+      maxCachedWorkflows: cache.size,
       // The payload codec runs here, outside the workflow sandbox; workflow code never sees ciphertext.
       // Failures are encoded too: an activity error can quote model output. A workflow bundled at
       // start gets the converter as well; a prebuilt bundle keeps the one it was built with. Around
@@ -313,6 +320,7 @@ export async function createSessionWorker(
       toolPolicy,
       events,
       tracing,
+      stickyCache: cache,
       close: closeAll,
     };
   } catch (err) {
