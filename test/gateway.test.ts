@@ -350,6 +350,17 @@ describe('gateway', () => {
       await browser?.close();
     });
 
+    /**
+     * The turn's record once the page's approval has reached the Session: a click returns before the
+     * gateway's `approve` update does, and the `result` update answers at once while the call waits.
+     */
+    const answered = (sessionId: string) =>
+      waitFor(
+        () => client.waitForDecision(sessionId, 2),
+        (record) => record?.agent?.outcome !== 'waiting-approval',
+        60_000,
+      );
+
     it('lists a waiting call with its tool and arguments, approves it with a note, and the tool runs once', async () => {
       const sessionId = await waitingAdd('gw-inbox', 19, 23, 'The sum is 42.');
 
@@ -362,7 +373,7 @@ describe('gateway', () => {
       await row.locator('input[name="note"]').fill('checked the numbers');
       await row.getByRole('button', { name: 'Approve' }).click();
 
-      const done = await client.waitForDecision(sessionId, 2);
+      const done = await answered(sessionId);
       expect(done?.agent?.outcome).toBe('replied');
       expect(done?.agent?.toolCalls).toEqual([
         expect.objectContaining({
@@ -416,7 +427,7 @@ describe('gateway', () => {
 
       await editor.fill('{"a": 20, "b": 30}');
       await row.getByRole('button', { name: 'Approve' }).click();
-      const done = await client.waitForDecision(sessionId, 2);
+      const done = await answered(sessionId);
       expect(done?.agent?.outcome).toBe('replied');
       expect(done?.agent?.toolCalls).toEqual([
         expect.objectContaining({

@@ -45,7 +45,11 @@ export function bundleTraces(code: string): boolean {
   return code.includes('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors.js');
 }
 
-/** Whether a workflow bundle's code carries ENCRYPTED_WORKFLOW_MODULE. */
+/**
+ * Whether a workflow bundle's code carries ENCRYPTED_WORKFLOW_MODULE: webpack's quoted module id
+ * (`"./worker/encrypted-workflow-interceptors.ts"`), not merely the name, which also appears as text
+ * in every bundle (the patch table says where `goal-attribute-off-when-encrypted` is asked).
+ */
 export function bundleEncrypts(code: string): boolean {
-  return code.includes('encrypted-workflow-interceptors');
+  return /["']\.\/(?:[\w.-]+\/)*encrypted-workflow-interceptors\.[cm]?[jt]s["']/.test(code);
 }
