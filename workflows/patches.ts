@@ -91,7 +91,7 @@ export const PATCHES = [
     id: 'approval-ids',
     since: '8d1a9a9 (2026-12-02)',
     asked: 'start',
-    where: 'workflows/session.ts (used in workflows/control/, workflows/agent/tool-calls.ts)',
+    where: 'workflows/session.ts (used in workflows/control/)',
     why: "An approval names the model's call id (or the new approval id) and may answer a call that does not wait yet; without it approvals bind to `<seq>:<step>:<callId>` and the argument hash (`before-approval-ids-*` histories).",
   },
   {

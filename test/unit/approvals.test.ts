@@ -1,13 +1,13 @@
 /**
- * The approval state machine of a tool call (workflows/agent/tool-calls.ts), without Temporal: what a call
+ * The approval state machine of a tool call (workflows/agent/tool-calls.ts, workflows/control/approvals.ts), without Temporal: what a call
  * needs next, which approval answers it, and what a refused approval leaves behind.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { initialState } from '../../workflows/run/state.js';
 import type { ActiveTurn, SessionState } from '../../contract/state.js';
+import { applyApproval } from '../../workflows/control/approvals.js';
 import {
-  applyApproval,
   approvalIdOf,
   argumentsHashOf,
   nextAction,

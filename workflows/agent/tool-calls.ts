@@ -1,22 +1,15 @@
 /**
  * The tool calls of the agent turn in progress, as pure state transitions: what a call needs next,
- * how an approval or an external result applies to it, and how a finished step is sealed into the
- * transcript as one unit (so a call is never separated from its result). Unit-tested without
- * Temporal.
+ * which calls wait for an approval or an external result (and the approval id the loop announces),
+ * and how a finished step is sealed into the transcript as one unit (so a call is never separated
+ * from its result). How an approval or a result applies to a call is control/approvals.ts's.
+ * Unit-tested without Temporal.
  *
  * Pure module: safe to import from workflow code.
  */
 import { sha256Hex } from '../../contract/control-signature.js';
 import { BUDGET } from '../../contract/budget.js';
-import type { ApprovalInput, ToolResultInput } from '../../contract/messages.js';
-import type {
-  ActiveTurn,
-  AgentToolCall,
-  ApprovalRecord,
-  PendingCall,
-  SessionState,
-  ToolResource,
-} from '../../contract/state.js';
+import type { ActiveTurn, AgentToolCall, PendingCall, SessionState, ToolResource } from '../../contract/state.js';
 import { clipBytes } from '../../contract/text.js';
 import { clipToolOutput, type ResolvedToolCall, type ToolCallStatus } from '../../contract/transcript.js';
 import { recordStepArtifacts } from './artifacts.js';
@@ -140,109 +133,8 @@ export function argumentsHashOf(call: { arguments: string }): string {
   return digest(call.arguments);
 }
 
-/** The hash an approval binds to: always of the model's own arguments, also once an edit replaced them. */
-function proposedHashOf(call: PendingCall): string {
-  return argumentsHashOf({ arguments: call.originalArguments ?? call.arguments });
-}
-
 function digest(text: string): string {
   return sha256Hex(text);
-}
-
-/** Who answered a waiting call, how and why, as the call and its record keep it. */
-function approvalRecord(approval: ApprovalInput, at: number): ApprovalRecord {
-  const note = approval.note?.trim();
-  return {
-    approved: approval.approved,
-    by: approval.approver ?? null,
-    note: note ? clipReason(note) : null,
-    at,
-  };
-}
-
-/**
- * The one call an approval answers, or why it answers none: the call must wait for it, by its own
- * approval id, and (when the approval carries a hash) have exactly the arguments the approver saw,
- * the model's own, so an edit never moves the binding to another call.
- */
-export function approvedCall(
-  state: SessionState,
-  approval: ApprovalInput,
-  bound = true,
-): { call: PendingCall } | { refused: string } {
-  const turn = state.turn;
-  const call = bound
-    ? turn && waitingApprovals(turn).find((c) => approvalIdOf(turn, c) === approval.approvalId)
-    : turn &&
-      approvableCalls(turn).find(
-        (c) => c.callId === approval.approvalId || approvalIdOf(turn, c) === approval.approvalId,
-      );
-  if (!call) {
-    const waiting = turn ? waitingApprovals(turn).map((c) => approvalIdOf(turn, c)) : [];
-    const now = waiting.length > 0 ? `waiting now: ${waiting.join(', ')}` : 'no call waits for approval';
-    return { refused: `approval ${approval.approvalId} matches no tool call waiting for approval (${now})` };
-  }
-  if (bound && approval.argumentsHash !== undefined && approval.argumentsHash !== proposedHashOf(call)) {
-    const hash = approval.argumentsHash.slice(0, 12);
-    return {
-      refused: `approval ${approval.approvalId} names arguments (hash ${hash}…) other than the waiting call's; nothing was approved`,
-    };
-  }
-  return { call };
-}
-
-/** Whether an approval replaces the call's arguments: it approves, and carries arguments other than the model's. */
-export function isEdit(
-  call: { arguments: string },
-  approval: ApprovalInput,
-): approval is ApprovalInput & { arguments: string } {
-  return approval.approved && approval.arguments !== undefined && approval.arguments !== call.arguments;
-}
-
-/**
- * Applies an approval decision to the one call it answers. Returns the call it answered, or why it
- * answered none, so the caller records a rejection. An approval answers a call only while that call waits
- * for it, by the call's own approval id, and (when it carries one) only if the argument hash
- * matches: a repeated or late delivery, or one meant for another call, changes nothing.
- *
- * `bound` is false only for runs whose history predates approval ids: there the model's call id
- * still names the call, as it did then (and so does the approval id the snapshot shows).
- */
-export function applyApproval(
-  state: SessionState,
-  approval: ApprovalInput,
-  at: number,
-  bound = true,
-): { answered: PendingCall } | { refused: string } {
-  const found = approvedCall(state, approval, bound);
-  if ('refused' in found) return found;
-  const call = found.call;
-  call.approval = approvalRecord(approval, at);
-  if (approval.approved) {
-    call.state = 'approved';
-    // Only the session's edit path lets an approval with an edit this far, after the worker checked it.
-    if (isEdit(call, approval)) {
-      call.originalArguments = call.arguments;
-      call.arguments = approval.arguments;
-      call.editedBy = approval.approver ?? null;
-    }
-  } else {
-    const note = approval.note?.trim() ? `: ${approval.note.trim()}` : '';
-    finishCall(call, 'rejected', `rejected by the user${note}`);
-  }
-  return { answered: call };
-}
-
-/** Applies an external tool's result to the call it names: the call it answered, or why it answered none. */
-export function applyToolResult(
-  state: SessionState,
-  result: ToolResultInput,
-): { answered: PendingCall } | { refused: string } {
-  const call = externalCalls(state.turn).find((c) => c.callId === result.callId);
-  if (!call) return { refused: `tool result ${result.callId} matches no tool call waiting for an external result` };
-  const output = typeof result.output === 'string' ? result.output : (JSON.stringify(result.output) ?? 'null');
-  finishCall(call, result.isError ? 'error' : 'ok', output);
-  return { answered: call };
 }
 
 /** Marks every unfinished call of the step as interrupted. */

@@ -1,8 +1,10 @@
 /**
  * How approvals and external tool results meet the agent turn in progress: which waiting call an
- * approval binds to, the check of an approval that edits the call's arguments, and applying either
- * to the turn. Approvals and tool results have their own signals: they never become task inputs,
- * and a message is never taken for an approval. Their payloads arrive parsed (control-plane.ts).
+ * approval binds to (its approval id and arguments hash), the check of an approval that edits the
+ * call's arguments, applying the verdict to the call's state, and the records it leaves. Approvals
+ * and tool results have their own signals: they never become task inputs, and a message is never
+ * taken for an approval. Their payloads arrive parsed once (control-plane.ts, with
+ * ledger/control-record.ts's parseControl).
  *
  * Edits: the workflow holds neither the tool's schema nor the approval policy, so the worker's
  * `checkApprovalEdit` local activity judges an edit; its verdict is a marker in history, so a replay
@@ -11,14 +13,21 @@
  */
 import { proxyLocalActivities } from '@temporalio/workflow';
 import { ApprovalEditVerdict, type ApprovalEditActivities } from '../../contract/activity-contract.js';
-import type { ControlKind } from '../../contract/control-signals.js';
-import type { ControlResult, ParsedControl } from './commands.js';
+import { admitControl, recordControlEvent, type ControlResult, type ParsedControl } from '../ledger/control-record.js';
 import { recordRejection } from '../ledger/intake.js';
 import { recordApprovalResolved } from '../ledger/metrics.js';
 import type { ApprovalInput, ToolResultInput } from '../../contract/messages.js';
-import type { SessionState } from '../../contract/state.js';
+import type { ApprovalRecord, PendingCall, SessionState } from '../../contract/state.js';
 import { emit, emitCallFinished } from '../ledger/events.js';
-import { applyApproval, applyToolResult, approvedCall, clipReason, isEdit } from '../agent/tool-calls.js';
+import {
+  approvableCalls,
+  approvalIdOf,
+  argumentsHashOf,
+  clipReason,
+  externalCalls,
+  finishCall,
+  waitingApprovals,
+} from '../agent/tool-calls.js';
 
 const checker = proxyLocalActivities<ApprovalEditActivities>({
   startToCloseTimeout: '5s',
@@ -64,31 +73,143 @@ export async function editRefusal(state: SessionState, item: ParsedControl, boun
   }
 }
 
+/** The hash an approval binds to: always of the model's own arguments, also once an edit replaced them. */
+function proposedHashOf(call: PendingCall): string {
+  return argumentsHashOf({ arguments: call.originalArguments ?? call.arguments });
+}
+
+/** Who answered a waiting call, how and why, as the call and its record keep it. */
+function approvalRecord(approval: ApprovalInput, at: number): ApprovalRecord {
+  const note = approval.note?.trim();
+  return {
+    approved: approval.approved,
+    by: approval.approver ?? null,
+    note: note ? clipReason(note) : null,
+    at,
+  };
+}
+
 /**
- * Applies an approval or a tool result to the turn; one that matches no waiting call is a recorded
- * rejection, and its control event says it was refused. `boundApprovals` is false only for
- * Sessions whose history predates approval ids (approvals then named the model's call id).
- * Returns why it was refused, or null when it applied (or was no approval or tool result).
+ * The one call an approval answers, or why it answers none: the call must wait for it, by its own
+ * approval id, and (when the approval carries a hash) have exactly the arguments the approver saw,
+ * the model's own, so an edit never moves the binding to another call.
+ */
+function approvedCall(
+  state: SessionState,
+  approval: ApprovalInput,
+  bound = true,
+): { call: PendingCall } | { refused: string } {
+  const turn = state.turn;
+  const call = bound
+    ? turn && waitingApprovals(turn).find((c) => approvalIdOf(turn, c) === approval.approvalId)
+    : turn &&
+      approvableCalls(turn).find(
+        (c) => c.callId === approval.approvalId || approvalIdOf(turn, c) === approval.approvalId,
+      );
+  if (!call) {
+    const waiting = turn ? waitingApprovals(turn).map((c) => approvalIdOf(turn, c)) : [];
+    const now = waiting.length > 0 ? `waiting now: ${waiting.join(', ')}` : 'no call waits for approval';
+    return { refused: `approval ${approval.approvalId} matches no tool call waiting for approval (${now})` };
+  }
+  if (bound && approval.argumentsHash !== undefined && approval.argumentsHash !== proposedHashOf(call)) {
+    const hash = approval.argumentsHash.slice(0, 12);
+    return {
+      refused: `approval ${approval.approvalId} names arguments (hash ${hash}…) other than the waiting call's; nothing was approved`,
+    };
+  }
+  return { call };
+}
+
+/** Whether an approval replaces the call's arguments: it approves, and carries arguments other than the model's. */
+function isEdit(
+  call: { arguments: string },
+  approval: ApprovalInput,
+): approval is ApprovalInput & { arguments: string } {
+  return approval.approved && approval.arguments !== undefined && approval.arguments !== call.arguments;
+}
+
+/**
+ * Applies an approval decision to the one call it answers. Returns the call it answered, or why it
+ * answered none, so the caller records a rejection. An approval answers a call only while that call waits
+ * for it, by the call's own approval id, and (when it carries one) only if the argument hash
+ * matches: a repeated or late delivery, or one meant for another call, changes nothing.
+ *
+ * `bound` is false only for runs whose history predates approval ids: there the model's call id
+ * still names the call, as it did then (and so does the approval id the snapshot shows).
+ */
+export function applyApproval(
+  state: SessionState,
+  approval: ApprovalInput,
+  at: number,
+  bound = true,
+): { answered: PendingCall } | { refused: string } {
+  const found = approvedCall(state, approval, bound);
+  if ('refused' in found) return found;
+  const call = found.call;
+  call.approval = approvalRecord(approval, at);
+  if (approval.approved) {
+    call.state = 'approved';
+    // Only the session's edit path lets an approval with an edit this far, after the worker checked it.
+    if (isEdit(call, approval)) {
+      call.originalArguments = call.arguments;
+      call.arguments = approval.arguments;
+      call.editedBy = approval.approver ?? null;
+    }
+  } else {
+    const note = approval.note?.trim() ? `: ${approval.note.trim()}` : '';
+    finishCall(call, 'rejected', `rejected by the user${note}`);
+  }
+  return { answered: call };
+}
+
+/** Applies an external tool's result to the call it names: the call it answered, or why it answered none. */
+export function applyToolResult(
+  state: SessionState,
+  result: ToolResultInput,
+): { answered: PendingCall } | { refused: string } {
+  const call = externalCalls(state.turn).find((c) => c.callId === result.callId);
+  if (!call) return { refused: `tool result ${result.callId} matches no tool call waiting for an external result` };
+  const output = typeof result.output === 'string' ? result.output : (JSON.stringify(result.output) ?? 'null');
+  finishCall(call, result.isError ? 'error' : 'ok', output);
+  return { answered: call };
+}
+
+/** What applying an approval or a tool result did: its control record, and why it answered nothing (else null). */
+export interface TurnOutcome {
+  result: ControlResult;
+  why: string | null;
+}
+
+/**
+ * Applies an approval or a tool result to the turn: the shared record first (a refused payload is a
+ * recorded rejection; an admitted one leaves its control event), then the verdict on the one call it
+ * answers. One that matches no waiting call is a recorded rejection, and its control event says it
+ * was refused. `boundApprovals` is false only for Sessions whose history predates approval ids
+ * (approvals then named the model's call id).
  */
 export function applyToTurn(
   state: SessionState,
-  kind: ControlKind,
-  result: ControlResult,
+  item: ParsedControl & { kind: 'approval' | 'toolResult' },
   now: number,
   boundApprovals = true,
-): string | null {
-  if (kind !== 'approval' && kind !== 'toolResult') return null;
-  if (result.kind === 'rejected') return result.reason;
-  if (result.kind === 'duplicate') {
+): TurnOutcome {
+  const { kind } = item;
+  const admitted = admitControl(state, item, now);
+  if ('ended' in admitted) {
+    const result = admitted.ended;
+    if (result.kind === 'rejected') return { result, why: result.reason };
+    // Approvals and tool results are never de-duplicated by id (ledger/control-record.ts); kept whole.
     const id = result.id.slice(kind.length + 1);
     const reason = `${kind} ${id} was already applied; a repeated delivery changes nothing`;
     recordRejection(state, { at: now, via: kind, messageId: id, reason }, 'unknown-id');
-    return reason;
+    return { result, why: reason };
   }
+  const event = recordControlEvent(state, kind, admitted.id, admitted.payload, now);
+  const result: ControlResult = { kind: 'applied', event, payload: admitted.payload, interruptTurn: false };
   let why: string | null;
   if (kind === 'approval') {
-    // Parsed by its row's schema where it arrived (commands.ts parseControl).
-    const approval = result.payload as ApprovalInput;
+    // Parsed by its row's schema where it arrived (ledger/control-record.ts parseControl).
+    const approval = admitted.payload as ApprovalInput;
     const applied = applyApproval(state, approval, now, boundApprovals);
     why = 'refused' in applied ? applied.refused : null;
     if ('answered' in applied) {
@@ -114,13 +235,13 @@ export function applyToTurn(
       }
     }
   } else {
-    const applied = applyToolResult(state, result.payload as ToolResultInput);
+    const applied = applyToolResult(state, admitted.payload as ToolResultInput);
     why = 'refused' in applied ? applied.refused : null;
     if ('answered' in applied) emitCallFinished(state, applied.answered);
   }
   if (why !== null) {
-    recordRejection(state, { at: now, via: kind, messageId: result.event.id, reason: why }, 'unknown-id');
-    if (boundApprovals) result.event.summary = clipReason(`refused: ${why}`);
+    recordRejection(state, { at: now, via: kind, messageId: event.id, reason: why }, 'unknown-id');
+    if (boundApprovals) event.summary = clipReason(`refused: ${why}`);
   }
-  return why;
+  return { result, why };
 }

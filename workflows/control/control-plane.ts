@@ -16,7 +16,8 @@ import type { SessionState } from '../../contract/state.js';
 import { DEFAULT_WORKER_POLICY, type WorkerPolicy } from '../../contract/worker-policy.js';
 import type { StagePublisher } from '../view/visibility.js';
 import { applyToTurn, carriesArguments, editRefusal } from './approvals.js';
-import { applyParsed, parseControl, type ParsedControl } from './commands.js';
+import { applyParsed } from './commands.js';
+import { parseControl, type ParsedControl } from '../ledger/control-record.js';
 import { refusalOfSigned, refuseControl } from './signed-control.js';
 
 /** Patches asked at the run's start that decide how control items travel (docs/patches.md). */
@@ -187,9 +188,11 @@ export class ControlPlane {
   /** Applies a control item now; returns why an approval or tool result answered nothing, else null. */
   private applyNow(item: ParsedControl): string | null {
     const { state, stage } = this;
-    const result = applyParsed(state, item, Date.now());
+    // Approvals and tool results go to the waiting call (approvals.ts); commands and notifications to state.
+    const { result, why } = isTurnItem(item)
+      ? applyToTurn(state, item, Date.now(), this.patches.boundApprovals)
+      : { result: applyParsed(state, item, Date.now()), why: null };
     if (result.kind === 'applied') this.touch();
-    const why = applyToTurn(state, item.kind, result, Date.now(), this.patches.boundApprovals);
     if (result.kind === 'applied' && result.interruptTurn) this.running?.cancel();
     stage.followStatus();
     // Pause, resume and close show in the Web UI's filters at once, not after the next input. Newer
@@ -197,4 +200,9 @@ export class ControlPlane {
     if (patched('control-search-attributes')) stage.publish();
     return why;
   }
+}
+
+/** Whether an item answers a call of the turn (an approval or a tool result) rather than changing state. */
+function isTurnItem(item: ParsedControl): item is ParsedControl & { kind: 'approval' | 'toolResult' } {
+  return item.kind === 'approval' || item.kind === 'toolResult';
 }
