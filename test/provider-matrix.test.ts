@@ -1,8 +1,8 @@
 /**
  * A Session on a real worker against every provider emulator, the models shaped by that provider's
  * profile: an initialize, a continue, a tool call that waits for approval and runs once when
- * approved, a new phase with hand-off (the compaction role's request accepted, the new phase's turn
- * replied; that the hand-off summary is recorded is NOT asserted yet), and a sub-session made by the agent's
+ * approved, a new phase with hand-off (the compaction role's request accepted, the finished phase
+ * compacted with the role's hand-off, the new phase's turn replied), and a sub-session made by the agent's
  * `session_create_sub` (the child's own initialize and agent turn against the same emulator, its
  * reply back in the parent, which repeats it only from its own request). Per emulator: 0 refused
  * requests, no degraded decision in parent or child, every agent turn replied.
@@ -17,6 +17,7 @@ import { decided, send, startSession, startWorker, waitFor } from './support/har
 import { approvalSignal, snapshotQuery } from '../contract/api.js';
 import { MemoryStore } from '../capabilities/memory-store.js';
 import type { Handler } from './support/model-server.js';
+import { honestCompaction } from './support/honest-agent.js';
 import { EMULATORS, type Emulator } from './support/provider-emulators/index.js';
 
 const started: Emulator[] = [];
@@ -35,7 +36,7 @@ const helpers: Handler = (req) => {
   if (system === UNDERSTANDING_SYSTEM) return { json: { phaseRelevance: phase, sessionRelevance: 0.9, terms: words } };
   if (system === EXTRACTION_SYSTEM) return { json: { terms: words } };
   if (system === ORCHESTRATION_SYSTEM) return { json: { skills: [], toolsets: [], memories: [] } };
-  if (system === HANDOFF_SYSTEM) return { json: { produced: [], decisions: [], nextSteps: [] } };
+  if (system === HANDOFF_SYSTEM) return honestCompaction(req);
   return { json: { summary: user.slice(0, 200) || '-' } };
 };
 
@@ -120,6 +121,10 @@ describe('a Session against every provider emulator', () => {
           .requests('helper-model')
           .filter((r) => r.messages[0]?.content === HANDOFF_SYSTEM);
         expect(handoffs.length).toBeGreaterThanOrEqual(1);
+        const [finished] = (await handle.query(snapshotQuery)).phase?.previous ?? [];
+        // Compacted by the role (not the deterministic fallback), and the record says no fallback ran.
+        expect(finished).toMatchObject({ compaction: 'compacted', summary: expect.stringContaining('memory_save') });
+        expect(fourth.fallbacks).toEqual([]);
 
         // A sub-session created by the agent's session_create_sub, answering back to the parent.
         await send(handle, 'Delegate: list three uses of durable timers');
