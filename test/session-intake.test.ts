@@ -185,6 +185,40 @@ describe('Session intake on a real server', () => {
     });
   });
 
+  it("a pause sent before messages holds them when all arrive in the run's first task, while the worker policy is asked", async () => {
+    // No worker polls this task queue until every signal is in history, so the first workflow task
+    // hands the pause and the messages to the handlers before the worker policy is known: the pause
+    // waits for it, and the messages must wait behind the pause rather than be bound first.
+    const taskQueue = uniqueId('tq-late');
+    const sessionId = uniqueId('s');
+    const handle = await w.client.workflow.start('session', {
+      workflowId: `session:${sessionId}`,
+      taskQueue,
+      args: [{ sessionId, settings: { agentTurn: false } }],
+    });
+    const messages = [message('Sort the archive boxes'), message('then label the shelves'), message('and the bins')];
+    await handle.signal(commandSignal, { commandId: 'pause-first', name: 'pause' });
+    for (const m of messages) await handle.signal(messageSignal, m);
+    const late = await startWorker({ models: scriptedModels(models), taskQueue });
+    try {
+      const paused = await waitFor(
+        () => handle.query(snapshotQuery),
+        (s) => s.status === 'paused' && s.seq.lastAccepted === 3,
+      );
+      expect(paused.queueLength).toBe(3);
+      expect(paused.seq.lastBound).toBe(0);
+      await handle.signal(commandSignal, { commandId: 'resume-first', name: 'resume' });
+      await waitFor(
+        () => handle.query(snapshotQuery),
+        (s) => s.seq.lastBound === 3 && s.stage === 'Idle',
+      );
+      expect((await handle.query(decisionsQuery)).map((d) => d.messageId)).toEqual(messages.map((m) => m.messageId));
+      expect(await failedWorkflowTasks(handle)).toEqual([]);
+    } finally {
+      await late.stop();
+    }
+  });
+
   it('close finishes the queued inputs, refuses new ones with a clear reason, and completes the workflow', async () => {
     const handle = await startSession(w, { settings: { agentTurn: false } });
     await handle.signal(commandSignal, { commandId: 'p', name: 'pause' });
