@@ -181,7 +181,7 @@ export const PATCHES = [
   },
   {
     id: 'message-after-control',
-    since: 'house2 (2026-12-04)',
+    since: 'e7c6ac9 (2026-12-04)',
     asked: 'start',
     where: 'workflows/session.ts',
     why: "A `message` signal is taken into the queue at once, even while a control item sent before it still waits (for the worker policy in a run's first task, or for its signature check): a pause sent before messages in a run's first task was applied only after the loop had bound the first of them. With it the message waits behind those items, as a `submit` does, and its handler is set after the control handlers.",
