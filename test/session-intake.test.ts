@@ -6,6 +6,7 @@ import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } f
 import { defaultPayloadConverter, type ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  approveUpdate,
   commandSignal,
   decisionsQuery,
   goalsQuery,
@@ -145,6 +146,27 @@ describe('Session intake on a real server', () => {
       seq: 2,
       duplicate: false,
     });
+  });
+
+  it('approve: a malformed approval is refused by the validator before history; a valid one is decided by its handler', async () => {
+    const handle = await startSession(w, { settings: { agentTurn: false } });
+    await handle.executeUpdate(submitUpdate, { args: [message('Plan the stock count')] });
+    const eventsBefore = (await handle.fetchHistory()).events?.length ?? 0;
+    const malformed = await handle.executeUpdate(approveUpdate, { args: [{ approved: 'yes' }] }).then(
+      () => undefined,
+      (e: unknown) => e as WorkflowUpdateFailedError,
+    );
+    expect(malformed?.cause?.message).toMatch(/^invalid approval: .*approvalId/);
+    expect((await handle.fetchHistory()).events?.length).toBe(eventsBefore);
+    // Accepted (it passed the validator), then refused by the handler: no call waits for it.
+    const unmatched = await handle
+      .executeUpdate(approveUpdate, { args: [{ approvalId: '1:1:call_1', approved: true }] })
+      .then(
+        () => undefined,
+        (e: unknown) => e as WorkflowUpdateFailedError,
+      );
+    expect(unmatched?.cause?.message).toMatch(/approval 1:1:call_1 matches no tool call waiting for approval/);
+    expect((await handle.query(snapshotQuery)).recentRejections.at(-1)?.messageId).toBe('1:1:call_1');
   });
 
   it('keeps goals, queue, seq and duplicate protection through three continue-as-new runs', async () => {

@@ -33,7 +33,6 @@ import {
   type SessionResult,
 } from '../contract/api.js';
 import { CONTROL_KINDS } from '../contract/control-signals.js';
-import { ApprovalInput } from '../contract/messages.js';
 import { ResultRequest } from '../contract/queries.js';
 import { STAGE } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
@@ -117,15 +116,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   if (early['submit-after-control']) registerSubmit();
   setHandler(approveUpdate, (raw) => control.approve(raw), {
     description: DESCRIPTIONS.approve,
-    validator: (raw) => {
-      const parsed = ApprovalInput.safeParse(raw);
-      if (!parsed.success) {
-        throw ApplicationFailure.nonRetryable(
-          `invalid approval: ${describeIssues(parsed.error)}`,
-          FAILURE.InvalidRequest,
-        );
-      }
-    },
+    validator: (raw) => control.validateApproval(raw),
   });
   registerToolResultUpdate((raw) => control.answer('toolResult', raw));
 
