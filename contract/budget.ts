@@ -58,3 +58,8 @@ export function enforceBudget(state: SessionState): void {
   for (const child of state.children) child.goal = clipBytes(child.goal, BUDGET.childGoal);
   for (const [name, row] of CARRIED_LIST_ROWS) if (row.share === 'trim') trimToBytes<unknown>(state[name], row.bytes);
 }
+
+/** A reason or note as records keep it. */
+export function clipReason(text: string): string {
+  return clipBytes(text, BUDGET.reason);
+}

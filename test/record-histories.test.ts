@@ -246,6 +246,45 @@ describe.runIf(enabled)('record replay histories', () => {
     await record('to-parent-parent', parent);
   });
 
+  it("message-after-control: a message, a pause and two more messages all in the run's first task, before the worker policy is known", async () => {
+    const name = 'message-after-control';
+    forget(name);
+    const GOAL = 'Sort the archive boxes';
+    script.selection.set(GOAL, { skills: [], toolsets: [] });
+    // No worker polls this queue until every signal is in history, so the first task carries them all.
+    const taskQueue = uniqueId('tq-late');
+    const sessionId = uniqueId('s');
+    const handle = await w.client.workflow.start('session', {
+      workflowId: workflowIdFor(sessionId),
+      taskQueue,
+      args: [{ sessionId }],
+    });
+    await handle.signal(messageSignal, message(GOAL));
+    await command(handle, 'pause');
+    for (const text of ['then label the shelves', 'and the bins']) {
+      script.relevance.set(text, [0.9, 0.9]);
+      await handle.signal(messageSignal, message(text));
+    }
+    const late = await startWorker({ models: scriptedModels(server), catalog, mcp, taskQueue });
+    try {
+      await waitFor(
+        () => handle.query(snapshotQuery),
+        (s) => s.status === 'paused' && s.queueLength === 3,
+      );
+      await command(handle, 'resume');
+      await waitFor(
+        () => handle.query(snapshotQuery),
+        (s) => s.stage === 'Idle' && s.seq.lastBound === 3,
+        60_000,
+      );
+      await command(handle, 'close');
+      await handle.result();
+      expect(await record(name, handle)).toHaveLength(1);
+    } finally {
+      await late.stop();
+    }
+  });
+
   it('continue-as-new: several runs, with inputs queued across them', async () => {
     forget('continue-as-new');
     const GOAL = 'Keep a running list of release notes';

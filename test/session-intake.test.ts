@@ -6,6 +6,7 @@ import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } f
 import { defaultPayloadConverter, type ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  approveUpdate,
   commandSignal,
   decisionsQuery,
   goalsQuery,
@@ -147,6 +148,27 @@ describe('Session intake on a real server', () => {
     });
   });
 
+  it('approve: a malformed approval is refused by the validator before history; a valid one is decided by its handler', async () => {
+    const handle = await startSession(w, { settings: { agentTurn: false } });
+    await handle.executeUpdate(submitUpdate, { args: [message('Plan the stock count')] });
+    const eventsBefore = (await handle.fetchHistory()).events?.length ?? 0;
+    const malformed = await handle.executeUpdate(approveUpdate, { args: [{ approved: 'yes' }] }).then(
+      () => undefined,
+      (e: unknown) => e as WorkflowUpdateFailedError,
+    );
+    expect(malformed?.cause?.message).toMatch(/^invalid approval: .*approvalId/);
+    expect((await handle.fetchHistory()).events?.length).toBe(eventsBefore);
+    // Accepted (it passed the validator), then refused by the handler: no call waits for it.
+    const unmatched = await handle
+      .executeUpdate(approveUpdate, { args: [{ approvalId: '1:1:call_1', approved: true }] })
+      .then(
+        () => undefined,
+        (e: unknown) => e as WorkflowUpdateFailedError,
+      );
+    expect(unmatched?.cause?.message).toMatch(/approval 1:1:call_1 matches no tool call waiting for approval/);
+    expect((await handle.query(snapshotQuery)).recentRejections.at(-1)?.messageId).toBe('1:1:call_1');
+  });
+
   it('keeps goals, queue, seq and duplicate protection through three continue-as-new runs', async () => {
     const handle = await startSession(w, { settings: { continueAsNewAfter: 2, agentTurn: false } });
     const firstRunId = (await handle.describe()).runId;
@@ -183,6 +205,40 @@ describe('Session intake on a real server', () => {
       seq: 8,
       duplicate: false,
     });
+  });
+
+  it("a pause sent before messages holds them when all arrive in the run's first task, while the worker policy is asked", async () => {
+    // No worker polls this task queue until every signal is in history, so the first workflow task
+    // hands the pause and the messages to the handlers before the worker policy is known: the pause
+    // waits for it, and the messages must wait behind the pause rather than be bound first.
+    const taskQueue = uniqueId('tq-late');
+    const sessionId = uniqueId('s');
+    const handle = await w.client.workflow.start('session', {
+      workflowId: `session:${sessionId}`,
+      taskQueue,
+      args: [{ sessionId, settings: { agentTurn: false } }],
+    });
+    const messages = [message('Sort the archive boxes'), message('then label the shelves'), message('and the bins')];
+    await handle.signal(commandSignal, { commandId: 'pause-first', name: 'pause' });
+    for (const m of messages) await handle.signal(messageSignal, m);
+    const late = await startWorker({ models: scriptedModels(models), taskQueue });
+    try {
+      const paused = await waitFor(
+        () => handle.query(snapshotQuery),
+        (s) => s.status === 'paused' && s.seq.lastAccepted === 3,
+      );
+      expect(paused.queueLength).toBe(3);
+      expect(paused.seq.lastBound).toBe(0);
+      await handle.signal(commandSignal, { commandId: 'resume-first', name: 'resume' });
+      await waitFor(
+        () => handle.query(snapshotQuery),
+        (s) => s.seq.lastBound === 3 && s.stage === 'Idle',
+      );
+      expect((await handle.query(decisionsQuery)).map((d) => d.messageId)).toEqual(messages.map((m) => m.messageId));
+      expect(await failedWorkflowTasks(handle)).toEqual([]);
+    } finally {
+      await late.stop();
+    }
   });
 
   it('close finishes the queued inputs, refuses new ones with a clear reason, and completes the workflow', async () => {

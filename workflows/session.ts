@@ -33,7 +33,6 @@ import {
   type SessionResult,
 } from '../contract/api.js';
 import { CONTROL_KINDS } from '../contract/control-signals.js';
-import { ApprovalInput } from '../contract/messages.js';
 import { ResultRequest } from '../contract/queries.js';
 import { STAGE } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
@@ -79,14 +78,17 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   );
 
   // All handlers are registered before the first await, so no early signal or update is dropped.
-  setHandler(
-    messageSignal,
-    (raw) => {
-      if (intake(state, raw, 'signal', Date.now()).kind === 'accepted') touch();
-      stage.show();
-    },
-    { description: DESCRIPTIONS.message },
-  );
+  const takeMessage = (raw: unknown) => {
+    if (intake(state, raw, 'signal', Date.now()).kind === 'accepted') touch();
+    stage.show();
+  };
+  // With `message-after-control` a message waits, like a submit, behind the control items sent before
+  // it (a pause waiting for the worker policy holds it); runs recorded before it take it in at once.
+  const onMessage = early['message-after-control']
+    ? (raw: unknown) => control.behind(() => takeMessage(raw))
+    : takeMessage;
+  const registerMessage = () => setHandler(messageSignal, onMessage, { description: DESCRIPTIONS.message });
+  if (!early['message-after-control']) registerMessage();
   const submitNow = (raw: unknown) => {
     const result = intake(state, raw, 'update', Date.now());
     if (result.kind === 'accepted') touch();
@@ -110,18 +112,11 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       description: DESCRIPTIONS[kind],
     });
   }
+  if (early['message-after-control']) registerMessage();
   if (early['submit-after-control']) registerSubmit();
   setHandler(approveUpdate, (raw) => control.approve(raw), {
     description: DESCRIPTIONS.approve,
-    validator: (raw) => {
-      const parsed = ApprovalInput.safeParse(raw);
-      if (!parsed.success) {
-        throw ApplicationFailure.nonRetryable(
-          `invalid approval: ${describeIssues(parsed.error)}`,
-          FAILURE.InvalidRequest,
-        );
-      }
-    },
+    validator: (raw) => control.validateApproval(raw),
   });
   registerToolResultUpdate((raw) => control.answer('toolResult', raw));
 

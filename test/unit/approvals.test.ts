@@ -1,5 +1,5 @@
 /**
- * The approval state machine of a tool call (workflows/agent/tool-calls.ts, workflows/control/approvals.ts), without Temporal: what a call
+ * The approval state machine of a tool call (workflows/agent/tool-calls.ts, contract/pending-calls.ts, workflows/control/approvals.ts), without Temporal: what a call
  * needs next, which approval answers it, and what a refused approval leaves behind.
  */
 import { createHash } from 'node:crypto';
@@ -7,15 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { initialState } from '../../workflows/run/state.js';
 import type { ActiveTurn, SessionState } from '../../contract/state.js';
 import { applyApproval } from '../../workflows/control/approvals.js';
-import {
-  approvalIdOf,
-  argumentsHashOf,
-  nextAction,
-  pendingRecordCalls,
-  sealStep,
-  startStep,
-  waitingApprovals,
-} from '../../workflows/agent/tool-calls.js';
+import { nextAction, pendingRecordCalls, sealStep, startStep } from '../../workflows/agent/tool-calls.js';
+import { approvalIdOf, argumentsHashOf, waitingApprovals } from '../../contract/pending-calls.js';
 import type { ResolvedToolCall } from '../../contract/transcript.js';
 
 const call = (callId: string, args: object, extra: Partial<ResolvedToolCall> = {}): ResolvedToolCall => ({

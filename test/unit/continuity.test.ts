@@ -21,7 +21,8 @@ import { fallbackSummary, phaseRecord } from '../../workflows/environment/handof
 import { bindNext, intake } from '../../workflows/ledger/intake.js';
 import { openPhase } from '../../workflows/environment/phases.js';
 import { initialState, restoreState } from '../../workflows/run/state.js';
-import { finishCall, sealStep, startStep } from '../../workflows/agent/tool-calls.js';
+import { sealStep, startStep } from '../../workflows/agent/tool-calls.js';
+import { finishCall } from '../../contract/pending-calls.js';
 
 const call = (over: Partial<SealedCall>): SealedCall => ({
   callId: 'call_1',

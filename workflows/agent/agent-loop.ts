@@ -18,16 +18,9 @@ import { describeFailure } from '../stages/stage-runner.js';
 import { LIMITS, STAGE, type ActiveTurn, type BoundInput, type TurnOutcome } from '../../contract/state.js';
 import { createSubSession } from '../children/sub-sessions.js';
 import { requestOf, userItem } from './step-request.js';
-import {
-  approvalIdOf,
-  argumentsHashOf,
-  clipReason,
-  finishCall,
-  interruptCalls,
-  nextAction,
-  sealStep,
-  startStep,
-} from './tool-calls.js';
+import { interruptCalls, nextAction, sealStep, startStep } from './tool-calls.js';
+import { clipReason } from '../../contract/budget.js';
+import { approvalIdOf, argumentsHashOf, finishCall } from '../../contract/pending-calls.js';
 import { emit, emitCallFinished, lastEventId } from '../ledger/events.js';
 import type { PendingCall } from '../../contract/state.js';
 

@@ -1,17 +1,17 @@
 /**
  * The tool calls of the agent turn in progress, as pure state transitions: what a call needs next,
- * which calls wait for an approval or an external result (and the approval id the loop announces),
  * and how a finished step is sealed into the transcript as one unit (so a call is never separated
- * from its result). How an approval or a result applies to a call is control/approvals.ts's.
+ * from its result). Which calls wait, the approval id and arguments hash they are answered by, and
+ * finishing a call are contract/pending-calls.ts's; how an approval or a result applies to a call is
+ * control/approvals.ts's.
  * Unit-tested without Temporal.
  *
  * Pure module: safe to import from workflow code.
  */
-import { sha256Hex } from '../../contract/control-signature.js';
-import { BUDGET } from '../../contract/budget.js';
-import type { ActiveTurn, AgentToolCall, PendingCall, SessionState, ToolResource } from '../../contract/state.js';
+import { finishCall } from '../../contract/pending-calls.js';
+import type { ActiveTurn, AgentToolCall, PendingCall, SessionState } from '../../contract/state.js';
 import { clipBytes } from '../../contract/text.js';
-import { clipToolOutput, type ResolvedToolCall, type ToolCallStatus } from '../../contract/transcript.js';
+import type { ResolvedToolCall, ToolCallStatus } from '../../contract/transcript.js';
 import { recordStepArtifacts } from './artifacts.js';
 
 /** Arguments and results as the decision record shows them. */
@@ -71,70 +71,6 @@ export function nextAction(call: PendingCall): NextAction {
 function deniedOutput(call: PendingCall): string {
   const reason = call.policy?.reason ? `: ${call.policy.reason}` : '';
   return `denied by policy rule ${call.policy?.rule ?? '?'}${reason} (${call.tool} was not run)`;
-}
-
-/** Records a call's result (clipped and marked when long) and the resources it named; the call is done. */
-export function finishCall(
-  call: PendingCall,
-  status: ToolCallStatus,
-  output: string,
-  resources: ToolResource[] = [],
-): void {
-  call.state = 'done';
-  call.result = status;
-  call.output = clipToolOutput(output);
-  if (resources.length > 0) call.resources = resources;
-}
-
-/** The calls of the current step that wait for (or may already receive) a person's decision. */
-export function approvableCalls(turn: ActiveTurn | null): PendingCall[] {
-  return (turn?.step?.calls ?? []).filter(
-    (c) =>
-      c.requiresApproval &&
-      c.argumentError === null &&
-      c.policy?.effect !== 'deny' &&
-      (c.state === 'new' || c.state === 'waiting-approval'),
-  );
-}
-
-/** The calls of the current step that wait for a person's decision now: the only ones an approval can answer. */
-export function waitingApprovals(turn: ActiveTurn | null): PendingCall[] {
-  return approvableCalls(turn).filter((c) => c.state === 'waiting-approval');
-}
-
-/** The external calls of the current step that wait for (or may already receive) a `toolResult`. */
-export function externalCalls(turn: ActiveTurn | null): PendingCall[] {
-  return (turn?.step?.calls ?? []).filter(
-    (c) =>
-      c.execution === 'external' &&
-      c.argumentError === null &&
-      (c.state === 'waiting-result' || c.state === 'approved' || (c.state === 'new' && !c.requiresApproval)),
-  );
-}
-
-/** Longest model call id an approval id carries verbatim; a longer one is replaced by its digest. */
-const APPROVAL_CALL_ID_CHARS = 64;
-
-/**
- * The id of the approval a call waits for: the input's seq, the model step and the model's call id
- * (`7:2:call_1`). Models reuse call ids across turns and steps, so the call id alone would let an
- * approval meant for one call answer another; this id names exactly one call in the Session's life.
- */
-export function approvalIdOf(turn: ActiveTurn, call: { callId: string }): string {
-  const callId = call.callId.length <= APPROVAL_CALL_ID_CHARS ? call.callId : `#${digest(call.callId).slice(0, 32)}`;
-  return `${turn.seq}:${turn.steps}:${callId}`;
-}
-
-/**
- * SHA-256 of the call's arguments as the model wrote them (hex). An approval that carries it
- * answers only a call with exactly these arguments.
- */
-export function argumentsHashOf(call: { arguments: string }): string {
-  return digest(call.arguments);
-}
-
-function digest(text: string): string {
-  return sha256Hex(text);
 }
 
 /** Marks every unfinished call of the step as interrupted. */
@@ -224,9 +160,4 @@ export function editNote(call: Pick<PendingCall, 'arguments' | 'originalArgument
 /** The calls of the step in progress as the decision record shows them while the turn waits. */
 export function pendingRecordCalls(turn: ActiveTurn): AgentToolCall[] {
   return (turn.step?.calls ?? []).map(recordCall);
-}
-
-/** A reason or note as records keep it. */
-export function clipReason(text: string): string {
-  return clipBytes(text, BUDGET.reason);
 }

@@ -19,15 +19,15 @@ import { recordApprovalResolved } from '../ledger/metrics.js';
 import type { ApprovalInput, ToolResultInput } from '../../contract/messages.js';
 import type { ApprovalRecord, PendingCall, SessionState } from '../../contract/state.js';
 import { emit, emitCallFinished } from '../ledger/events.js';
+import { clipReason } from '../../contract/budget.js';
 import {
   approvableCalls,
   approvalIdOf,
   argumentsHashOf,
-  clipReason,
   externalCalls,
   finishCall,
   waitingApprovals,
-} from '../agent/tool-calls.js';
+} from '../../contract/pending-calls.js';
 
 const checker = proxyLocalActivities<ApprovalEditActivities>({
   startToCloseTimeout: '5s',

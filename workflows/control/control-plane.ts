@@ -7,7 +7,7 @@
  * nothing; this class owns the state the ordering needs, as in samples-typescript's
  * safe-message-handlers.
  */
-import { ApplicationFailure, CancellationScope, condition, patched } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, currentUpdateInfo, patched } from '@temporalio/workflow';
 import { FAILURE } from '../../contract/failures.js';
 import { controlIdOf, type ControlKind } from '../../contract/control-signals.js';
 import { unsigned } from '../../contract/control-signature.js';
@@ -17,8 +17,8 @@ import { DEFAULT_WORKER_POLICY, type WorkerPolicy } from '../../contract/worker-
 import type { StagePublisher } from '../view/visibility.js';
 import { applyToTurn, carriesArguments, editRefusal } from './approvals.js';
 import { applyParsed } from './commands.js';
-import { parseControl, type ParsedControl } from '../ledger/control-record.js';
-import { refusalOfSigned, refuseControl } from './signed-control.js';
+import { parseControl, refuseControl, type ParsedControl } from '../ledger/control-record.js';
+import { refusalOfSigned } from './signed-control.js';
 
 /** Patches asked at the run's start that decide how control items travel (docs/patches.md). */
 export interface ControlPatches {
@@ -67,6 +67,8 @@ export class ControlPlane {
   private readonly queue = new InOrder();
   /** The activity call the `interrupt` command cancels: the running model step or tool call. */
   private running: CancellationScope | null = null;
+  /** Approvals the `approve` validator parsed, by update id, until their handler takes them. */
+  private readonly validated = new Map<string, ParsedControl>();
 
   constructor(
     private readonly state: SessionState,
@@ -88,11 +90,26 @@ export class ControlPlane {
   }
 
   /**
+   * The `approve` update's validator: a malformed approval is refused before it is accepted, so it
+   * never reaches history. Its parse is kept, by update id, for the handler that runs right after it
+   * (the SDK hands the handler a fresh copy of the arguments); a replay runs no validator, and the
+   * handler parses there. Either way each approval is parsed once.
+   */
+  validateApproval(raw: unknown): void {
+    const item = parseControl('approval', raw);
+    if (!item.ok) throw ApplicationFailure.nonRetryable(item.reason, FAILURE.InvalidRequest);
+    const id = currentUpdateInfo()?.id;
+    if (id !== undefined) this.validated.set(id, item);
+  }
+
+  /**
    * The `approve` update: the same path as the signal, and the approver learns at once whether it
    * applied, or why not (a refused edit, a bad signature, no such waiting call).
    */
   async approve(raw: unknown): Promise<{ approvalId: string; approved: boolean }> {
-    const item = parseControl('approval', raw);
+    const id = currentUpdateInfo()?.id;
+    const item = (id !== undefined ? this.validated.get(id) : undefined) ?? parseControl('approval', raw);
+    if (id !== undefined) this.validated.delete(id);
     const why = await this.deliver('approval', raw, item);
     if (why !== null || !item.ok) {
       throw ApplicationFailure.nonRetryable(why ?? 'invalid approval', FAILURE.ApprovalRefused);

@@ -8,9 +8,8 @@ import { proxyLocalActivities } from '@temporalio/workflow';
 import { VerifyControlResult, type PolicyActivities } from '../../contract/activity-contract.js';
 import { ControlSignature, messageSigningPayload, type SignedKind } from '../../contract/control-signature.js';
 import type { WorkerPolicy } from '../../contract/worker-policy.js';
-import { recordRejection, type RejectionCause } from '../ledger/intake.js';
-import { clipReason } from '../agent/tool-calls.js';
-import { LIMITS, keepLast, type BoundInput, type SessionState } from '../../contract/state.js';
+import { recordRejection } from '../ledger/intake.js';
+import type { BoundInput, SessionState } from '../../contract/state.js';
 
 const verifier = proxyLocalActivities<PolicyActivities>({
   startToCloseTimeout: '5s',
@@ -59,21 +58,6 @@ export async function refusalOfSigned(
     // Refused, never applied unverified: the sender may retry once a worker can verify.
     return `${kind} signature could not be verified: ${err instanceof Error ? err.message : String(err)}`;
   }
-}
-
-/** Records a refused control item: a rejection with its reason and a control event `refused: …`. */
-export function refuseControl(
-  state: SessionState,
-  kind: 'approval' | 'toolResult' | 'notification' | 'command',
-  id: string,
-  reason: string,
-  now: number,
-  cause: RejectionCause = 'unauthenticated',
-): void {
-  recordRejection(state, { at: now, via: kind, messageId: id, reason }, cause);
-  state.controlEvents.push({ at: now, kind, id, summary: clipReason(`refused: ${reason}`) });
-  keepLast(state.controlEvents, LIMITS.controlEvents);
-  state.counts.controlEvents++;
 }
 
 /**

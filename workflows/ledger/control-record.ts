@@ -2,18 +2,18 @@
  * The record every control item shares, whatever its kind: its payload parsed once where it arrives
  * (against its row's schema in contract/control-signals.ts), a refused payload recorded as a
  * rejection, notifications and commands de-duplicated by their ids, and the control event an applied
- * item leaves. What an item then does (a command to state, an approval to the waiting call) is its
+ * item leaves, or the refusal of an item its signature or edit check turned down. What an item then does (a command to state, an approval to the waiting call) is its
  * own module's: control/commands.ts and control/approvals.ts. Holds no command or approval logic.
  *
  * Pure module: safe to import from workflow code.
  */
 import { CONTROL_SIGNALS, controlIdOf, type ControlKind } from '../../contract/control-signals.js';
 import type { CommandInput } from '../../contract/messages.js';
-import { BUDGET } from '../../contract/budget.js';
+import { BUDGET, clipReason } from '../../contract/budget.js';
 import { clipBytes, describeIssues } from '../../contract/text.js';
 import { undecodableReason } from '../../contract/undecodable.js';
 import { LIMITS, keepLast, type ControlEvent, type SessionState } from '../../contract/state.js';
-import { recordRejection } from './intake.js';
+import { recordRejection, type RejectionCause } from './intake.js';
 
 /** What applying a control item did: applied (with its event), a repeated delivery, or refused. */
 export type ControlResult =
@@ -88,4 +88,19 @@ export function recordControlEvent(
   keepLast(state.controlEvents, LIMITS.controlEvents);
   state.counts.controlEvents++;
   return event;
+}
+
+/** Records a refused control item: a rejection with its reason and a control event `refused: …`. */
+export function refuseControl(
+  state: SessionState,
+  kind: 'approval' | 'toolResult' | 'notification' | 'command',
+  id: string,
+  reason: string,
+  now: number,
+  cause: RejectionCause = 'unauthenticated',
+): void {
+  recordRejection(state, { at: now, via: kind, messageId: id, reason }, cause);
+  state.controlEvents.push({ at: now, kind, id, summary: clipReason(`refused: ${reason}`) });
+  keepLast(state.controlEvents, LIMITS.controlEvents);
+  state.counts.controlEvents++;
 }

@@ -6,7 +6,7 @@ import type { SessionView } from '../../contract/queries.js';
 import type { SessionStage, SessionState } from '../../contract/state.js';
 import { clip, clipBytes } from '../../contract/text.js';
 import { describeSum } from '../../contract/usage.js';
-import { approvalIdOf, argumentsHashOf, externalCalls, waitingApprovals } from '../agent/tool-calls.js';
+import { approvalIdOf, argumentsHashOf, externalCalls, waitingApprovals } from '../../contract/pending-calls.js';
 
 export function buildView(state: SessionState, stage: SessionStage): SessionView {
   const current = state.phases.at(-1);
