@@ -179,6 +179,14 @@ export const PATCHES = [
     where: 'workflows/session.ts (used in workflows/control/control-plane.ts)',
     why: "A `submit` update is decided at once, even while a control item sent before it still waits (for the worker policy in a run's first task, or for its signature check), so a close did not refuse the submit that followed it. With it the submit waits for those items first, and its handler is set after the control handlers (a run's first task hands buffered updates and signals to handlers as each is set).",
   },
+  {
+    id: 'bound-control',
+    since: 'trust-bind (2026-12-04)',
+    asked: 'start',
+    where:
+      'workflows/session.ts (used in workflows/control/, workflows/children/sub-sessions.ts); and where a tool result carrying `resultId` is delivered (workflows/control/control-plane.ts), in runs that began before it',
+    why: "Runs recorded before it match a tool result by the model's call id alone (a signed result for `call_1` answered a later step's `call_1`), take a `subSessionReply` unverified, and check a message's signature only for a user identity, so a hand-over's `from: {kind: \"session\"}`, `routed` and `note` are trusted unsigned. With it, under signed control, a tool result must name its waiting call (`resultId`, inside the MAC), a reply must carry its worker's signature, and an unsigned or altered hand-over loses its session identity, route and note. A result that carries `resultId` in a run that began before it asks the patch where it is delivered: a live run answers true and binds it; a replay of a history recorded before `resultId` existed answers false and refuses it, as that history's schema did.",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -194,6 +202,7 @@ export const ASKED_BEFORE_HANDLERS = [
   'idle-timeout',
   'worker-policy',
   'submit-after-control',
+  'bound-control',
 ] as const satisfies readonly PatchId[];
 
 /**
