@@ -181,7 +181,7 @@ export const PATCHES = [
   },
   {
     id: 'bound-control',
-    since: 'trust-bind (2026-12-04)',
+    since: '391fef1 (2026-12-04)',
     asked: 'start',
     where:
       'workflows/session.ts (used in workflows/control/, workflows/children/sub-sessions.ts); and where a tool result carrying `resultId` is delivered (workflows/control/control-plane.ts), in runs that began before it',
