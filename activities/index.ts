@@ -6,7 +6,13 @@ import { FAILURE } from '../contract/failures.js';
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { ResourceRef } from '../contract/messages.js';
+import { ResourceRef, type MessageInput, type SubSessionReply } from '../contract/messages.js';
+import {
+  DEFAULT_SIGNATURE_TTL_MS,
+  messageSigningPayload,
+  signControl,
+  unsigned,
+} from '../contract/control-signature.js';
 import { describeIssues } from '../contract/text.js';
 import { DEFAULT_RECALL } from '../capabilities/catalog.js';
 import type {
@@ -57,6 +63,26 @@ export function createActivities(
       );
     }
     return deps.sessions;
+  };
+  // Hand-overs and replies are signed by the worker that sends them, with its first control key, so
+  // the receiving Session (under signed control) trusts their session identity, route, note and reply.
+  const signingKey = deps.policy?.controlKeys?.[0];
+  const expiry = () => Date.now() + DEFAULT_SIGNATURE_TTL_MS;
+  const signedHandOver = (sessionId: string, message: MessageInput): MessageInput => {
+    if (!signingKey) return message;
+    const body = unsigned(message) as MessageInput;
+    return {
+      ...body,
+      signature: signControl(signingKey, 'message', sessionId, messageSigningPayload(body), expiry()),
+    };
+  };
+  const signedReply = (parentSessionId: string, reply: SubSessionReply): SubSessionReply => {
+    if (!signingKey) return reply;
+    const body = unsigned(reply);
+    return {
+      ...(body as SubSessionReply),
+      signature: signControl(signingKey, 'subSessionReply', parentSessionId, body, expiry()),
+    };
   };
   return {
     agentStep: createAgentStep(deps),
@@ -120,7 +146,7 @@ export function createActivities(
           ...(request.depth === undefined ? {} : { depth: request.depth }),
         },
         taskQueue: request.taskQueue,
-        message: {
+        message: signedHandOver(sessionId, {
           messageId: request.message.messageId,
           text: request.message.text,
           resources: request.message.resources,
@@ -131,18 +157,19 @@ export function createActivities(
             ...(request.parentSeq === undefined ? {} : { seq: request.parentSeq }),
           },
           ...(request.message.note ? { note: request.message.note } : {}),
-        },
+        }),
       });
       return { sessionId, seq: answer.seq, duplicate: answer.duplicate };
     },
 
     async handOver(request) {
-      const answer = await directory().submit({ sessionId: request.sessionId, message: request.message });
+      const message = signedHandOver(request.sessionId, request.message);
+      const answer = await directory().submit({ sessionId: request.sessionId, message });
       return { seq: answer.seq, duplicate: answer.duplicate };
     },
 
     async answerParent(request) {
-      return directory().reply({ sessionId: request.sessionId, reply: request.reply });
+      return directory().reply({ sessionId: request.sessionId, reply: signedReply(request.sessionId, request.reply) });
     },
   };
 }

@@ -132,15 +132,20 @@ function markdown(): string {
     '### Signed control',
     'A worker with control keys (`HARNESS_CONTROL_KEYS`) accepts `approval`, `toolResult` and `command` only ' +
       'with a valid `signature`, and trusts a `message`\'s user identity (`from: {kind: "user", id}`) only when ' +
-      'the message is signed; otherwise the identity is dropped and the input processed as anonymous. A refused ' +
+      'the message is signed; otherwise the identity is dropped and the input processed as anonymous. The same ' +
+      'holds for what a hand-over claims (`from: {kind: "session"}`, `routed`, `note`), which the handing-over ' +
+      "worker signs, and a `subSessionReply` is applied only with its worker's signature. A signed " +
+      "`toolResult` must carry `resultId` (the waiting call's `<seq>:<step>:<callId>`, " +
+      '`snapshot.pendingToolCalls[].resultId`). A refused ' +
       'item is a rejection (`snapshot.recentRejections`, cause `unauthenticated`) and a control event ' +
       '`refused: …`. `notification` is never signed. The signature is ' +
       '`{"keyId": string, "expiresAt": epoch ms, "mac": base64url}`, where `mac` is HMAC-SHA256 under the ' +
       'key `keyId` of the UTF-8 bytes of',
     '```\nsession-harness/control/v1\\n<kind>\\n<sessionId>\\n<expiresAt>\\n<canonical JSON of the payload>\n```',
-    '`kind` is `approval`, `toolResult`, `command` or `message`; `expiresAt` is decimal; the payload is the ' +
-      "signal's payload as its schema parses it, without `signature` (for `message`: " +
-      '`{messageId, text, resources, from}`, `resources` `[]` when absent, `from` `null` when absent). ' +
+    '`kind` is `approval`, `toolResult`, `command`, `message` or `subSessionReply`; `expiresAt` is decimal; ' +
+      "the payload is the signal's (or update's) payload as its schema parses it, without `signature` (for " +
+      '`message`: `{messageId, text, resources, from}`, `resources` `[]` when absent, `from` `null` when ' +
+      'absent, plus `routed` and `note` when the message carries them). ' +
       'Canonical JSON sorts object keys by code unit, has no whitespace and omits `undefined` members. ' +
       '`contract/control-signature.ts` implements it; `SessionClient` and `harness` sign with ' +
       '`HARNESS_CONTROL_KEY` (or the first of `HARNESS_CONTROL_KEYS`). Without keys on the worker a signature ' +

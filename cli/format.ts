@@ -213,7 +213,7 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
   if (view.pendingApprovals.length > 0 || view.pendingToolCalls.length > 0) {
     const waiting = [
       ...view.pendingApprovals.map((a) => `approval ${a.approvalId}: ${a.tool}(${clip(a.arguments, 80)})`),
-      ...view.pendingToolCalls.map((c) => `tool result ${c.callId}: ${c.tool}(${clip(c.arguments, 80)})`),
+      ...view.pendingToolCalls.map((c) => `tool result ${c.resultId ?? c.callId}: ${c.tool}(${clip(c.arguments, 80)})`),
     ];
     out.push('', `Waiting for: ${waiting.join(' | ')} (input #${view.turn?.seq ?? '?'})`);
   }
@@ -305,7 +305,7 @@ export function formatStage(stage: string, seq: number, view: SessionView): stri
   const queue = view.queueLength > 0 ? ` · ${view.queueLength} queued` : '';
   const waiting = [
     ...view.pendingApprovals.map((a) => `approval ${a.approvalId}: ${a.tool}(${clip(a.arguments, 60)})`),
-    ...view.pendingToolCalls.map((c) => `tool result ${c.callId}: ${c.tool}(${clip(c.arguments, 60)})`),
+    ...view.pendingToolCalls.map((c) => `tool result ${c.resultId ?? c.callId}: ${c.tool}(${clip(c.arguments, 60)})`),
   ];
   const pending = waiting.length > 0 ? ` · waiting for ${waiting.join(', ')}` : '';
   return `stage: ${stage}${seq > 0 ? ` (input #${seq})` : ''}${queue}${pending}`;

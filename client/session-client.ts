@@ -440,15 +440,31 @@ export class SessionClient {
    * Delivers the result of an external tool call, as the `answerTool` update: resolves once it reached
    * the waiting call, throws ToolResultRefusedError with the reason when it answered nothing (no call
    * waits for that id, already answered, a bad signature), SessionTimeoutError when no worker took it
-   * in `timeoutMs` (default 60 s).
+   * in `timeoutMs` (default 60 s). Without `resultId` the client reads the snapshot first and names
+   * the call waiting now under `callId` (`pendingToolCalls[].resultId`), so the result (and its
+   * signature) can answer only that call, never a later step's call that reuses the id.
    */
   async toolResult(sessionId: string, input: ToolResultInput, options: { timeoutMs?: number } = {}): Promise<void> {
-    const payload = this.signed(sessionId, 'toolResult', parse(CONTROL_SIGNALS.toolResult.schema, input, 'toolResult'));
+    const parsed = parse(CONTROL_SIGNALS.toolResult.schema, input, 'toolResult');
+    const bound = parsed.resultId === undefined ? await this.boundResult(sessionId, parsed) : parsed;
+    const payload = this.signed(sessionId, 'toolResult', bound);
     const handle = this.handle(sessionId);
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     await this.call({ sessionId, waitingFor: 'a worker answering the answerTool update', deadline }, () =>
       this.client.withDeadline(deadline, () => handle.executeUpdate(answerToolUpdate, { args: [payload] })),
     );
+  }
+
+  /**
+   * A tool result that names the call waiting now under its call id (`resultId` from the snapshot),
+   * so the Session applies it to that call only, and a signature covers the binding. Unchanged when
+   * no call with that id waits (or the worker predates result ids): the Session then says why.
+   */
+  private async boundResult(sessionId: string, result: ToolResultInput): Promise<ToolResultInput> {
+    const view = await this.snapshot(sessionId);
+    const waiting = view.pendingToolCalls.filter((c) => c.callId === result.callId && c.resultId !== undefined);
+    const [only] = waiting;
+    return waiting.length === 1 && only?.resultId ? { ...result, resultId: only.resultId } : result;
   }
 
   /** Sends a deterministic command (`commandId` generated when absent). Returns the commandId. */

@@ -96,11 +96,11 @@ export const DESCRIPTIONS = {
   notification: CONTROL_SIGNALS.notification.description,
   command: CONTROL_SIGNALS.command.description,
   subSessionReply:
-    'A sub-session\'s reply to an input this Session handed over (sent by the sub-session): {"sessionId", "seq", "parentSeq", "messageId", "reason", "outcome", "reply", "why"}. Recorded as a fact; de-duplicated by (sessionId, seq).',
+    'A sub-session\'s reply to an input this Session handed over (sent by the sub-session\'s worker): {"sessionId", "seq", "parentSeq", "messageId", "reason", "outcome", "reply", "why", "signature"?}. Under signed control only with its worker\'s signature. Recorded as a fact; de-duplicated by (sessionId, seq).',
   approve:
     'The approval signal as an update: same payload (plus "arguments"?: string, a JSON object that replaces the model\'s, checked against the tool\'s schema and the approval policy first); returns {"approvalId", "approved"} once applied, or fails with why it answered nothing (the call keeps waiting).',
   answerTool:
-    'The toolResult signal as an update: same payload {"callId", "output", "isError"?}; returns {"callId"} once the result reached the waiting call, or fails with why it answered nothing.',
+    'The toolResult signal as an update: same payload {"callId", "resultId"?, "output", "isError"?}; returns {"callId"} once the result reached the waiting call, or fails with why it answered nothing.',
   result: `Waits (at most ${RESULT_WAIT_MAX_MS / 1000} s) for the input {"seq": number, "timeoutMs"?: number} to be decided and its agent turn to end or wait for an approval or a tool result; returns {"seq", "status", "outcome", "record"}.`,
   goals: 'Session-wide and current-phase goals: {"session": Goal|null, "phase": Goal|null}.',
   capabilities: 'Loaded skills, toolsets and memories with id, name and source, and the capability revision.',

@@ -41,7 +41,8 @@ export const CONTROL_SIGNALS = {
     schema: ToolResultInput,
     idField: 'callId',
     summary: (p) => (p.isError ? 'error result' : 'result'),
-    description: 'Tool result: {"callId": string, "output": any, "isError"?: boolean}. Never a task input.',
+    description:
+      'Tool result: {"callId": string, "resultId"?: string (snapshot pendingToolCalls[].resultId, "<seq>:<step>:<callId>"; required under signed control), "output": any, "isError"?: boolean}. Never a task input.',
   }),
   notification: spec({
     schema: NotificationInput,

@@ -8,9 +8,10 @@
  *
  *     session-harness/control/v1 \n <kind> \n <sessionId> \n <expiresAt> \n <canonical JSON of the payload>
  *
- * where `kind` is `approval`, `toolResult`, `command` or `message`, `expiresAt` is epoch ms in decimal,
- * and the payload is the signal's payload as its schema parses it, without `signature` (for a
- * message: `{ messageId, text, resources, from }`, resources `[]` when absent). Canonical JSON has
+ * where `kind` is `approval`, `toolResult`, `command`, `message` or `subSessionReply`, `expiresAt` is
+ * epoch ms in decimal, and the payload is the signal's payload as its schema parses it, without
+ * `signature` (for a message: `{ messageId, text, resources, from }`, resources `[]` when absent, plus
+ * `routed` and `note` when the message carries them). Canonical JSON has
  * object keys sorted by code unit, no whitespace, and no `undefined` members; the MAC is base64url
  * without padding.
  *
@@ -33,8 +34,11 @@ export const ControlSignature = z
   .strict();
 export type ControlSignature = z.infer<typeof ControlSignature>;
 
-/** What can be signed: the control signals that act on a Session, and a message's identity. */
-export type SignedKind = 'approval' | 'toolResult' | 'command' | 'message';
+/**
+ * What can be signed: the control signals that act on a Session, a message's identity (and, for a
+ * hand-over, its route and note), and a sub-session's reply to its parent (signed by the worker).
+ */
+export type SignedKind = 'approval' | 'toolResult' | 'command' | 'message' | 'subSessionReply';
 
 /** A control key: its id (named in signatures) and its secret bytes. */
 export interface ControlKey {
@@ -61,18 +65,27 @@ export function unsigned(payload: Record<string, unknown>): Record<string, unkno
   return rest;
 }
 
-/** The part of a message that is signed: what it says and who says it, never the routing a worker adds. */
+/**
+ * The part of a message that is signed: what it says, who says it, and, when present, the route and
+ * the note a hand-over carries (a message without them signs as it always did, so a signature made
+ * before `routed` and `note` were covered still holds for a message that has neither).
+ */
 export function messageSigningPayload(message: {
   messageId: string;
   text: string;
   resources?: unknown[] | null;
   from?: unknown;
+  routed?: unknown;
+  note?: string | null;
 }): Record<string, unknown> {
   return {
     messageId: message.messageId,
     text: message.text,
     resources: message.resources ?? [],
     from: message.from ?? null,
+    // Absent members are left out of the canonical JSON (undefined), not signed as null.
+    routed: message.routed ?? undefined,
+    note: message.note ?? undefined,
   };
 }
 

@@ -103,6 +103,11 @@ export const SubSessionReply = z
     reply: z.string().max(MAX_TEXT_CHARS).nullable(),
     /** Why the turn ended without a reply; null when it replied. */
     why: z.string().max(2_000).nullable(),
+    /**
+     * The answering worker's signature over the reply for the parent's Session id (its first
+     * HARNESS_CONTROL_KEYS key); required when the parent's worker has control keys.
+     */
+    signature: ControlSignature.optional(),
   })
   .strict();
 export type SubSessionReply = z.infer<typeof SubSessionReply>;
@@ -152,9 +157,16 @@ export type ApprovalResult = z.infer<typeof ApprovalResult>;
 export const ToolResultAnswer = z.object({ callId: z.string() });
 export type ToolResultAnswer = z.infer<typeof ToolResultAnswer>;
 
+/**
+ * The result of an external tool call. `resultId` names the waiting call as
+ * `snapshot().pendingToolCalls` shows it (`<seq>:<step>:<callId>`), as an approval's `approvalId`
+ * does: a result that carries it answers only that call. Under signed control it is required (and
+ * inside the MAC), so a signed result can never answer a later call that reuses the call id.
+ */
 export const ToolResultInput = z
   .object({
     callId: id('callId'),
+    resultId: id('resultId').optional(),
     output: z.unknown(),
     isError: z.boolean().optional(),
     signature: ControlSignature.optional(),

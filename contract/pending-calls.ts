@@ -51,6 +51,14 @@ export function approvalIdOf(turn: ActiveTurn, call: { callId: string }): string
 }
 
 /**
+ * The id a tool result names its external call by (`resultId`): the same `<seq>:<step>:<callId>` as
+ * an approval id, for the same reason.
+ */
+export function resultIdOf(turn: ActiveTurn, call: { callId: string }): string {
+  return approvalIdOf(turn, call);
+}
+
+/**
  * SHA-256 of the call's arguments as the model wrote them (hex). An approval that carries it
  * answers only a call with exactly these arguments.
  */

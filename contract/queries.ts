@@ -84,9 +84,18 @@ export const SessionView = z.object({
    * by its `approvalId` (`<seq>:<step>:<callId>`), optionally with its `argumentsHash`.
    */
   pendingApprovals: z.array(PendingApproval),
-  /** External tool calls waiting for a `toolResult` signal with their callId. */
+  /**
+   * External tool calls waiting for a `toolResult` with their callId and `resultId`
+   * (`<seq>:<step>:<callId>`; absent from older workers).
+   */
   pendingToolCalls: z.array(
-    z.object({ callId: z.string(), seq: z.number().int(), tool: z.string(), arguments: z.string() }),
+    z.object({
+      callId: z.string(),
+      resultId: z.string().optional(),
+      seq: z.number().int(),
+      tool: z.string(),
+      arguments: z.string(),
+    }),
   ),
 });
 export type SessionView = z.infer<typeof SessionView>;

@@ -120,7 +120,14 @@ const ApprovalBody = ApprovalInput.omit({ approvalId: true, approved: true, sign
   })
   .strict();
 /** A tool result without its call id, which is in the path (the client checks the whole ToolResultInput). */
-const ToolResultBody = z.object({ output: z.unknown(), isError: ToolResultInput.shape.isError }).strict();
+const ToolResultBody = z
+  .object({
+    output: z.unknown(),
+    isError: ToolResultInput.shape.isError,
+    /** The waiting call's `<seq>:<step>:<callId>`; when absent the call waiting now under the path's callId. */
+    resultId: ToolResultInput.shape.resultId,
+  })
+  .strict();
 const MessageBody = MessageInput.partial({ messageId: true });
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'draft-7', io: 'input', unrepresentable: 'any' });

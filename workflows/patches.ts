@@ -186,6 +186,14 @@ export const PATCHES = [
     where: 'workflows/session.ts',
     why: "A `message` signal is taken into the queue at once, even while a control item sent before it still waits (for the worker policy in a run's first task, or for its signature check): a pause sent before messages in a run's first task was applied only after the loop had bound the first of them. With it the message waits behind those items, as a `submit` does, and its handler is set after the control handlers.",
   },
+  {
+    id: 'bound-control',
+    since: '391fef1 (2026-12-04)',
+    asked: 'start',
+    where:
+      'workflows/session.ts (used in workflows/control/, workflows/children/sub-sessions.ts); and where a tool result carrying `resultId` is delivered (workflows/control/control-plane.ts), in runs that began before it',
+    why: "Runs recorded before it match a tool result by the model's call id alone (a signed result for `call_1` answered a later step's `call_1`), take a `subSessionReply` unverified, and check a message's signature only for a user identity, so a hand-over's `from: {kind: \"session\"}`, `routed` and `note` are trusted unsigned. With it, under signed control, a tool result must name its waiting call (`resultId`, inside the MAC), a reply must carry its worker's signature, and an unsigned or altered hand-over loses its session identity, route and note. A result that carries `resultId` in a run that began before it asks the patch where it is delivered: a live run answers true and binds it; a replay of a history recorded before `resultId` existed answers false and refuses it, as that history's schema did (`bound-control` history records the new path).",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -202,6 +210,7 @@ export const ASKED_BEFORE_HANDLERS = [
   'worker-policy',
   'submit-after-control',
   'message-after-control',
+  'bound-control',
 ] as const satisfies readonly PatchId[];
 
 /**

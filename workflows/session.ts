@@ -33,6 +33,7 @@ import {
   type SessionResult,
 } from '../contract/api.js';
 import { CONTROL_KINDS } from '../contract/control-signals.js';
+import type { SubSessionReplyResult } from '../contract/messages.js';
 import { ResultRequest } from '../contract/queries.js';
 import { STAGE } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
@@ -40,6 +41,7 @@ import { applySubSessionReply, replyRefusal } from './children/sub-sessions.js';
 import { ControlPlane } from './control/control-plane.js';
 import { awaitResult } from './control/result.js';
 import { registerToolResultUpdate } from './control/tool-result-update.js';
+import { verifiedSubSessionReply } from './control/sub-session-replies.js';
 import { trustIdentity } from './control/signed-control.js';
 import { emit, eventsPage } from './ledger/events.js';
 import { bindNext, intake, refusal } from './ledger/intake.js';
@@ -73,6 +75,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       policyOn: early['worker-policy'],
       boundApprovals: early['approval-ids'],
       submitAfterControl: early['submit-after-control'],
+      boundControl: early['bound-control'],
     },
     touch,
   );
@@ -133,9 +136,13 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   setHandler(
     subSessionReplyUpdate,
     (raw) => {
-      const result = applySubSessionReply(state, raw, Date.now());
-      if (result.accepted) touch();
-      return result;
+      const taken = (result: SubSessionReplyResult) => {
+        if (result.accepted) touch();
+        return result;
+      };
+      // Runs recorded before `bound-control` take a reply at once, unverified, as they did.
+      if (!early['bound-control']) return taken(applySubSessionReply(state, raw, Date.now()));
+      return verifiedSubSessionReply(state, control.policyReady(), raw).then(taken);
     },
     {
       description: DESCRIPTIONS.subSessionReply,
@@ -213,7 +220,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     // The signature has done its work once the input is bound; history keeps no MACs.
     const signature = next.signature;
     delete next.signature;
-    if (asked?.signedControl) await trustIdentity(asked, state, next, signature);
+    if (asked?.signedControl) await trustIdentity(asked, state, next, signature, early['bound-control']);
     inputsThisRun++;
     stage.publish(STAGE.understand);
     parked = (await processInput(ctx, next)) === 'parked';

@@ -26,6 +26,7 @@ import {
   argumentsHashOf,
   externalCalls,
   finishCall,
+  resultIdOf,
   waitingApprovals,
 } from '../../contract/pending-calls.js';
 
@@ -162,13 +163,35 @@ export function applyApproval(
   return { answered: call };
 }
 
-/** Applies an external tool's result to the call it names: the call it answered, or why it answered none. */
+/**
+ * Applies an external tool's result to the call it names: the call it answered, or why it answered
+ * none. A result that carries `resultId` answers only the external call of the current step with that
+ * id (and its own call id): models reuse call ids, so one meant for an earlier step finds nothing.
+ * One without it is matched by the model's call id, as before, unless `resultIdRequired` (signed
+ * control): a signed result that names no call could be replayed onto a later call with the same id.
+ */
 export function applyToolResult(
   state: SessionState,
   result: ToolResultInput,
+  resultIdRequired = false,
 ): { answered: PendingCall } | { refused: string } {
-  const call = externalCalls(state.turn).find((c) => c.callId === result.callId);
-  if (!call) return { refused: `tool result ${result.callId} matches no tool call waiting for an external result` };
+  const turn = state.turn;
+  const name = result.resultId ?? result.callId;
+  if (result.resultId === undefined && resultIdRequired) {
+    return {
+      refused: `tool result ${result.callId} must name the waiting call (resultId "<seq>:<step>:<callId>", as snapshot().pendingToolCalls shows it): this worker accepts only results bound to their call`,
+    };
+  }
+  const call = externalCalls(turn).find(
+    (c) =>
+      c.callId === result.callId &&
+      (result.resultId === undefined || (turn && resultIdOf(turn, c) === result.resultId)),
+  );
+  if (!call) {
+    const waiting = turn ? externalCalls(turn).map((c) => resultIdOf(turn, c)) : [];
+    const now = waiting.length > 0 ? ` (waiting now: ${waiting.join(', ')})` : '';
+    return { refused: `tool result ${name} matches no tool call waiting for an external result${now}` };
+  }
   const output = typeof result.output === 'string' ? result.output : (JSON.stringify(result.output) ?? 'null');
   finishCall(call, result.isError ? 'error' : 'ok', output);
   return { answered: call };
@@ -180,19 +203,27 @@ export interface TurnOutcome {
   why: string | null;
 }
 
+/** How approvals and tool results bind to calls in this run. */
+export interface TurnBinding {
+  /** False only for Sessions whose history predates approval ids (approvals then named the model's call id). */
+  boundApprovals: boolean;
+  /** A tool result must carry `resultId` (signed control, in runs with `bound-control`). */
+  resultIdRequired: boolean;
+}
+
 /**
  * Applies an approval or a tool result to the turn: the shared record first (a refused payload is a
  * recorded rejection; an admitted one leaves its control event), then the verdict on the one call it
  * answers. One that matches no waiting call is a recorded rejection, and its control event says it
- * was refused. `boundApprovals` is false only for Sessions whose history predates approval ids
- * (approvals then named the model's call id).
+ * was refused.
  */
 export function applyToTurn(
   state: SessionState,
   item: ParsedControl & { kind: 'approval' | 'toolResult' },
   now: number,
-  boundApprovals = true,
+  binding: TurnBinding = { boundApprovals: true, resultIdRequired: false },
 ): TurnOutcome {
+  const { boundApprovals } = binding;
   const { kind } = item;
   const admitted = admitControl(state, item, now);
   if ('ended' in admitted) {
@@ -235,7 +266,7 @@ export function applyToTurn(
       }
     }
   } else {
-    const applied = applyToolResult(state, admitted.payload as ToolResultInput);
+    const applied = applyToolResult(state, admitted.payload as ToolResultInput, binding.resultIdRequired);
     why = 'refused' in applied ? applied.refused : null;
     if ('answered' in applied) emitCallFinished(state, applied.answered);
   }

@@ -28,6 +28,11 @@ export interface ControlPatches {
   readonly boundApprovals: boolean;
   /** `submit-after-control`: a submit waits for the control items sent before it. */
   readonly submitAfterControl: boolean;
+  /**
+   * `bound-control`: tool results bind to their `resultId` (required under signed control), and
+   * sub-session replies wait for the policy and, under signed control, their worker's signature.
+   */
+  readonly boundControl: boolean;
 }
 
 /**
@@ -81,6 +86,11 @@ export class ControlPlane {
   /** The policy this run asked for is known: items waiting for it go on, in arrival order. */
   policyKnown(policy: WorkerPolicy | null): void {
     this.policy = policy;
+  }
+
+  /** The worker's policy this run asked for, once it is known (the default in runs without one). */
+  policyReady(): Promise<WorkerPolicy> {
+    return this.patches.policyOn ? this.policyWaited() : Promise.resolve(DEFAULT_WORKER_POLICY);
   }
 
   /** A control signal: the item is applied now or queued; the handler finishes once it is applied. */
@@ -158,6 +168,14 @@ export class ControlPlane {
       refuseControl(state, kind, controlIdOf(kind, raw as Record<string, unknown>), why, Date.now(), 'invalid');
       return why;
     }
+    // A result naming its waiting call, in a run that began before `bound-control`: asked here, in
+    // the handler, never after a local activity (patches.ts). Live, the run binds it; a replay of a
+    // history recorded before `resultId` existed refuses it, as that history's schema did.
+    if (kind === 'toolResult' && carriesResultId(raw) && !this.patches.boundControl && !patched('bound-control')) {
+      const why = 'this Session run predates tool result ids; send the result without resultId';
+      refuseControl(state, kind, controlIdOf(kind, raw as Record<string, unknown>), why, Date.now(), 'invalid');
+      return why;
+    }
     if (!this.patches.policyOn) return this.applyNow(item);
     // Nothing to verify and nothing queued ahead of it: applied at once, in order with the task
     // inputs of the same activation (a pause, then messages, holds them; a close refuses what follows).
@@ -206,8 +224,13 @@ export class ControlPlane {
   private applyNow(item: ParsedControl): string | null {
     const { state, stage } = this;
     // Approvals and tool results go to the waiting call (approvals.ts); commands and notifications to state.
+    const binding = {
+      boundApprovals: this.patches.boundApprovals,
+      // Under signed control (in runs with `bound-control`), a tool result must name its waiting call.
+      resultIdRequired: this.patches.boundControl && this.policy?.signedControl === true,
+    };
     const { result, why } = isTurnItem(item)
-      ? applyToTurn(state, item, Date.now(), this.patches.boundApprovals)
+      ? applyToTurn(state, item, Date.now(), binding)
       : { result: applyParsed(state, item, Date.now()), why: null };
     if (result.kind === 'applied') this.touch();
     if (result.kind === 'applied' && result.interruptTurn) this.running?.cancel();
@@ -217,6 +240,11 @@ export class ControlPlane {
     if (patched('control-search-attributes')) stage.publish();
     return why;
   }
+}
+
+/** Whether a raw tool result names its waiting call (before it is parsed). */
+function carriesResultId(raw: unknown): boolean {
+  return typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>).resultId !== undefined;
 }
 
 /** Whether an item answers a call of the turn (an approval or a tool result) rather than changing state. */

@@ -63,20 +63,42 @@ export async function refusalOfSigned(
 /**
  * Under signed control a user identity in `from` is trusted only with a valid signature over the
  * message; otherwise the input is still processed, but as from an anonymous user (user-scoped
- * memory off for it), and the dropped identity is a recorded rejection.
+ * memory off for it), and the dropped identity is a recorded rejection. With `bound` (runs with
+ * `bound-control`) the same holds for what a hand-over claims: a session `from`, `routed` (whom a
+ * sub-session answers) and the delegating agent's `note`, all inside the MAC; the worker that hands
+ * over signs them. Runs without it check the user identity only, over the fields they signed.
  */
 export async function trustIdentity(
   policy: WorkerPolicy,
   state: SessionState,
   input: BoundInput,
   signature: unknown,
+  bound = false,
 ): Promise<void> {
   const claimed = input.from?.kind === 'user' ? input.from.id : undefined;
-  if (claimed === undefined) return;
-  const payload = messageSigningPayload(input);
+  const session = bound && input.from?.kind === 'session';
+  const routed = bound && input.routed !== null;
+  const note = bound && input.note !== null;
+  if (claimed === undefined && !session && !routed && !note) return;
+  const payload = messageSigningPayload(bound ? input : { ...input, routed: null, note: null });
   const why = await refusalOfSigned(policy, 'message', state.sessionId, payload, signature, Date.now());
   if (why === null) return;
-  input.from = { kind: 'user' };
-  const reason = `identity "${claimed}" dropped: ${why}`;
+  const dropped = [
+    ...(claimed !== undefined || session ? ['from'] : []),
+    ...(routed ? ['routed'] : []),
+    ...(note ? ['note'] : []),
+  ];
+  const who =
+    claimed !== undefined
+      ? `identity "${claimed}"`
+      : session
+        ? `hand-over from session "${input.from?.id ?? '?'}"`
+        : 'hand-over';
+  if (claimed !== undefined || session) input.from = { kind: 'user' };
+  if (routed) input.routed = null;
+  if (note) input.note = null;
+  // A user identity alone reads as it always did; a hand-over's fields are listed.
+  const what = dropped.length > 1 || dropped[0] !== 'from' ? ` (${dropped.join(', ')})` : '';
+  const reason = `${who} dropped${what}: ${why}`;
   recordRejection(state, { at: Date.now(), via: 'message', messageId: input.messageId, reason }, 'unauthenticated');
 }

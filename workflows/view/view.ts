@@ -6,7 +6,13 @@ import type { SessionView } from '../../contract/queries.js';
 import type { SessionStage, SessionState } from '../../contract/state.js';
 import { clip, clipBytes } from '../../contract/text.js';
 import { describeSum } from '../../contract/usage.js';
-import { approvalIdOf, argumentsHashOf, externalCalls, waitingApprovals } from '../../contract/pending-calls.js';
+import {
+  approvalIdOf,
+  argumentsHashOf,
+  externalCalls,
+  resultIdOf,
+  waitingApprovals,
+} from '../../contract/pending-calls.js';
 
 export function buildView(state: SessionState, stage: SessionStage): SessionView {
   const current = state.phases.at(-1);
@@ -47,6 +53,7 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
     pendingApprovals: pendingApprovals(state.turn),
     pendingToolCalls: externalCalls(state.turn).map((c) => ({
       callId: c.callId,
+      ...(state.turn ? { resultId: resultIdOf(state.turn, c) } : {}),
       seq: state.turn?.seq ?? 0,
       tool: c.tool,
       arguments: clipBytes(c.arguments, 2048),
