@@ -13,14 +13,14 @@ import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 
 /**
- * Workflow-thread heap one cached Session may take, in MiB, with headroom. Measured on main at
- * 2026-12-04 (`npm run bench -- --scenarios capacity --capacity-sessions 60`): 2.4 MiB after a
- * Session's first 2 inputs, 2.5 MiB after 10, and ~12 KB more per input until it continues as new
- * (by default after 500 inputs: ~8.2 MiB). With HEAP_FRACTION below, 6 MiB keeps even a cache full of
- * Sessions at the end of their runs inside the heap. Lower it when the benchmark shows a smaller
- * Session that stays flat across inputs.
+ * Workflow-thread heap one cached Session may take, in MiB, with headroom. Measured 2026-12-04 with
+ * call scopes under retired generations (workflows/run/call-scopes.ts; `npm run bench -- --scenarios
+ * capacity --capacity-heap-only`): 0.24-0.35 MiB after a Session's first 10 inputs and 2.5-7 KB more per
+ * input (30 and 10 Sessions) until it continues as new, by default after 500 inputs: at most
+ * 0.35 + 500 x 7 KB = 3.8 MiB at the end of a run. 4 MiB covers that; HEAP_FRACTION below keeps V8's
+ * room to collect on top. (Before: 6, when a Session took 2.5 MiB and ~12 KB per input.)
  */
-export const SESSION_HEAP_MIB = 6;
+export const SESSION_HEAP_MIB = 4;
 
 /**
  * Heap the workflow thread needs with no Session cached (the SDK, the evaluated bundle, activation
