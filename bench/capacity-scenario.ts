@@ -146,7 +146,7 @@ function fileBytes(path: string): number {
 }
 
 /** The worker process and what it reports. */
-interface WorkerProcess {
+export interface WorkerProcess {
   pid: number;
   ready: Extract<CapacityWorkerMessage, { type: 'ready' }>;
   /** The workflow thread's heap after a full collection; with `snapshotPath`, a heap snapshot is written there. */
@@ -156,7 +156,7 @@ interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
+export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'capacity-worker.ts')], {
     cwd: ROOT,
     env: { ...process.env, HARNESS_MODEL_PROVIDER: 'local', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...env },
@@ -225,7 +225,7 @@ async function startWorker(env: Record<string, string>): Promise<WorkerProcess> 
 const sessionIdOf = (d: Driven) => d.handle.workflowId.replace(/^session:/, '');
 
 /** Sends `text` to a Session and waits for its turn; returns signal → turn.finished in ms. */
-async function timedInput(worker: WorkerProcess, d: Driven, text: string): Promise<number> {
+export async function timedInput(worker: WorkerProcess, d: Driven, text: string): Promise<number> {
   const t0 = performance.now();
   const seq = await send(d, text);
   await worker.turn(sessionIdOf(d), seq);
