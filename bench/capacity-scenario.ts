@@ -19,7 +19,7 @@
  * forwards: no query polls the worker meanwhile.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -67,6 +67,8 @@ export interface CapacityOptions {
   workerHeapMib?: number;
   /** Only the memory part (heap, RSS, SQLite per Session): a quick check while shrinking a Session. */
   heapOnly?: boolean;
+  /** Where to write heap snapshots of the workflow thread at each memory point (base, after-2, after-10). */
+  snapshotDir?: string;
 }
 
 /** Published Temporal Cloud price: "Actions pricing starts at $50 per million Actions" (https://docs.temporal.io/cloud/pricing). */
@@ -144,16 +146,17 @@ function fileBytes(path: string): number {
 }
 
 /** The worker process and what it reports. */
-interface WorkerProcess {
+export interface WorkerProcess {
   pid: number;
   ready: Extract<CapacityWorkerMessage, { type: 'ready' }>;
-  heap(): Promise<Extract<CapacityWorkerMessage, { type: 'heap' }>>;
+  /** The workflow thread's heap after a full collection; with `snapshotPath`, a heap snapshot is written there. */
+  heap(snapshotPath?: string): Promise<Extract<CapacityWorkerMessage, { type: 'heap' }>>;
   /** Resolves when the Session's turn for input `seq` (or a later one) has finished. */
   turn(sessionId: string, seq: number, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
-async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
+export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'capacity-worker.ts')], {
     cwd: ROOT,
     env: { ...process.env, HARNESS_MODEL_PROVIDER: 'local', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...env },
@@ -188,10 +191,10 @@ async function startWorker(env: Record<string, string>): Promise<WorkerProcess> 
   return {
     pid: child.pid ?? 0,
     ready,
-    heap: () =>
+    heap: (snapshotPath) =>
       new Promise((r) => {
         heapWaiter = r;
-        child.send({ type: 'heap' });
+        child.send({ type: 'heap', ...(snapshotPath ? { snapshotPath } : {}) });
       }),
     turn: (sessionId, seq, timeoutMs = 300_000) =>
       new Promise<void>((resolveTurn, reject) => {
@@ -222,7 +225,7 @@ async function startWorker(env: Record<string, string>): Promise<WorkerProcess> 
 const sessionIdOf = (d: Driven) => d.handle.workflowId.replace(/^session:/, '');
 
 /** Sends `text` to a Session and waits for its turn; returns signal → turn.finished in ms. */
-async function timedInput(worker: WorkerProcess, d: Driven, text: string): Promise<number> {
+export async function timedInput(worker: WorkerProcess, d: Driven, text: string): Promise<number> {
   const t0 = performance.now();
   const seq = await send(d, text);
   await worker.turn(sessionIdOf(d), seq);
@@ -380,7 +383,10 @@ export async function capacity(options: CapacityOptions, log: (line: string) => 
     }
 
     const db = () => fileBytes(dbFile) + fileBytes(`${dbFile}-wal`);
-    const heap0 = await worker.heap();
+    const snapshot = (name: string) =>
+      options.snapshotDir ? join(options.snapshotDir, `${name}.heapsnapshot`) : undefined;
+    if (options.snapshotDir) mkdirSync(options.snapshotDir, { recursive: true });
+    const heap0 = await worker.heap(snapshot('base'));
     const db0 = db();
     log(`  memory: ${n} Sessions, a 10-input conversation each, ${options.concurrency} at a time`);
     const opened = await pool(Array.from({ length: n }), options.concurrency, async () => {
@@ -389,12 +395,12 @@ export async function capacity(options: CapacityOptions, log: (line: string) => 
       await timedInput(worker, d, TEXT.newPhase);
       return d;
     });
-    const heap2 = await worker.heap();
+    const heap2 = await worker.heap(snapshot('after-2'));
     const latencies: number[] = [];
     await pool(opened, options.concurrency, async (d) => {
       for (let i = 0; i < 8; i++) latencies.push(await timedInput(worker, d, TEXT.continue));
     });
-    const heap10 = await worker.heap();
+    const heap10 = await worker.heap(snapshot('after-10'));
     const db10 = db();
 
     /** Saturation (both flavors), then the worker restarts for the replay cost. */

@@ -7,7 +7,7 @@
  * Over the IPC channel it sends `ready` (with its sticky cache), one `turn` per Session turn that
  * finished (the `turn.finished` event, as a gateway receives it: the bench times inputs by it and
  * sends no query), and answers `heap` with the workflow thread's used heap after a full collection
- * and the process's RSS.
+ * and the process's RSS (and, when asked, writes a heap snapshot of the thread to a file).
  */
 import { DefaultLogger, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { InProcessEventFeed } from '../client/event-feeds.js';
@@ -34,9 +34,10 @@ events.subscribeAll((sessionId, event) => {
   }
 });
 const built = await createSessionWorker(loadConfig(), { events });
-process.on('message', (message: { type: string }) => {
+process.on('message', (message: { type: string; snapshotPath?: string }) => {
   if (message.type !== 'heap') return;
-  void workflowThreadHeaps({ collect: true }).then((heaps) => {
+  const snapshot = message.snapshotPath ? { snapshotPath: message.snapshotPath } : {};
+  void workflowThreadHeaps({ collect: true, ...snapshot }).then((heaps) => {
     send({
       type: 'heap',
       usedBytes: heaps.reduce((sum, h) => sum + h.usedBytes, 0),

@@ -85,6 +85,8 @@ export interface BenchOptions {
   capacityWorkerHeapMib?: number;
   /** Only the capacity scenario's memory part. */
   capacityHeapOnly?: boolean;
+  /** Directory for heap snapshots of the capacity worker's workflow thread at each memory point. */
+  capacitySnapshots?: string;
 }
 
 const FULL = {
@@ -210,6 +212,7 @@ export async function runBench(
       namespace: options.namespace,
       ...(options.capacityWorkerHeapMib ? { workerHeapMib: options.capacityWorkerHeapMib } : {}),
       ...(options.capacityHeapOnly ? { heapOnly: true } : {}),
+      ...(options.capacitySnapshots ? { snapshotDir: options.capacitySnapshots } : {}),
     };
     log(`- capacity (${o.sessions} Sessions on a worker process of their own)`);
     results.capacity = await capacity(o, log);
@@ -277,6 +280,10 @@ async function main(): Promise<void> {
     .option('--capacity-action-samples <n>', 'Sessions whose inputs are counted for actions (default 2)', int)
     .option('--capacity-heap-only', 'capacity: only heap, RSS and SQLite per Session (a quick check)')
     .option(
+      '--capacity-snapshots <dir>',
+      "capacity: write heap snapshots of the worker's workflow thread here (base, after 2 and after 10 inputs)",
+    )
+    .option(
       '--capacity-worker-heap-mib <n>',
       "the capacity worker's --max-old-space-size (default: room for every Session)",
       int,
@@ -335,6 +342,7 @@ async function main(): Promise<void> {
     ...(o.capacityActionSamples ? { capacityActionSamples: Number(o.capacityActionSamples) } : {}),
     ...(o.capacityWorkerHeapMib ? { capacityWorkerHeapMib: Number(o.capacityWorkerHeapMib) } : {}),
     ...(o.capacityHeapOnly ? { capacityHeapOnly: true } : {}),
+    ...(o.capacitySnapshots ? { capacitySnapshots: resolve(String(o.capacitySnapshots)) } : {}),
     ...(o.pricePerMillionActions !== undefined ? { pricePerMillionActions: Number(o.pricePerMillionActions) } : {}),
   };
   const results = await runBench(options);

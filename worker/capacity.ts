@@ -10,16 +10,17 @@
  */
 import { Worker as ThreadWorker } from 'node:worker_threads';
 import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
 
 /**
- * Workflow-thread heap one cached Session may take, in MiB, with headroom. Measured on main at
- * 2026-12-04 (`npm run bench -- --scenarios capacity --capacity-sessions 60`): 2.4 MiB after a
- * Session's first 2 inputs, 2.5 MiB after 10, and ~12 KB more per input until it continues as new
- * (by default after 500 inputs: ~8.2 MiB). With HEAP_FRACTION below, 6 MiB keeps even a cache full of
- * Sessions at the end of their runs inside the heap. Lower it when the benchmark shows a smaller
- * Session that stays flat across inputs.
+ * Workflow-thread heap one cached Session may take, in MiB, with headroom. Measured 2026-12-04 with
+ * call scopes under retired generations (workflows/run/call-scopes.ts; `npm run bench -- --scenarios
+ * capacity --capacity-heap-only`): 0.24-0.35 MiB after a Session's first 10 inputs and 2.5-7 KB more per
+ * input (30 and 10 Sessions) until it continues as new, by default after 500 inputs: at most
+ * 0.35 + 500 x 7 KB = 3.8 MiB at the end of a run. 4 MiB covers that; HEAP_FRACTION below keeps V8's
+ * room to collect on top. (Before: 6, when a Session took 2.5 MiB and ~12 KB per input.)
  */
-export const SESSION_HEAP_MIB = 6;
+export const SESSION_HEAP_MIB = 4;
 
 /**
  * Heap the workflow thread needs with no Session cached (the SDK, the evaluated bundle, activation
@@ -105,9 +106,12 @@ function isWorkflowThreadUrl(url: string): boolean {
  * `collect` is set, read through the inspector's NodeWorker domain (Node 20 has no
  * `Worker.getHeapStatistics()`). The SDK exposes no handle on its thread, so it is recognised by
  * its script (`workflow-worker-thread.js`). For measurement (the capacity benchmark), not for
- * every request: the inspector session attaches to every worker thread while it runs.
+ * every request: the inspector session attaches to every worker thread while it runs. With
+ * `snapshotPath`, a heap snapshot of the thread is written there too (for finding what a Session keeps).
  */
-export async function workflowThreadHeaps(options: { collect?: boolean } = {}): Promise<ThreadHeap[]> {
+export async function workflowThreadHeaps(
+  options: { collect?: boolean; snapshotPath?: string } = {},
+): Promise<ThreadHeap[]> {
   const session = new Session();
   session.connect();
   const threads: string[] = [];
@@ -115,8 +119,15 @@ export async function workflowThreadHeaps(options: { collect?: boolean } = {}): 
     if (isWorkflowThreadUrl(params.workerInfo.url)) threads.push(params.sessionId);
   });
   const pending = new Map<number, (result: unknown) => void>();
+  const chunks: string[] = [];
   session.on('NodeWorker.receivedMessageFromWorker', ({ params }) => {
-    const message = JSON.parse(params.message) as { id?: number; result?: unknown };
+    const message = JSON.parse(params.message) as {
+      id?: number;
+      result?: unknown;
+      method?: string;
+      params?: { chunk?: string };
+    };
+    if (message.method === 'HeapProfiler.addHeapSnapshotChunk') chunks.push(message.params?.chunk ?? '');
     if (message.id !== undefined) pending.get(message.id)?.(message.result);
     if (message.id !== undefined) pending.delete(message.id);
   });
@@ -135,6 +146,12 @@ export async function workflowThreadHeaps(options: { collect?: boolean } = {}): 
       if (options.collect) await call(thread, 'HeapProfiler.collectGarbage');
       const usage = await call<{ usedSize: number; totalSize: number }>(thread, 'Runtime.getHeapUsage');
       heaps.push({ usedBytes: usage.usedSize, totalBytes: usage.totalSize });
+      if (options.snapshotPath) {
+        // The chunks arrive as notifications before takeHeapSnapshot's answer.
+        chunks.length = 0;
+        await call(thread, 'HeapProfiler.takeHeapSnapshot');
+        writeFileSync(`${options.snapshotPath}${heaps.length > 1 ? `.${heaps.length}` : ''}`, chunks.join(''));
+      }
     }
     return heaps;
   } finally {

@@ -39,7 +39,7 @@ describe('the computed cache', () => {
         THREAD_BASE_MIB + (limitMib - THREAD_BASE_MIB) * HEAP_FRACTION,
       );
     }
-    expect(cacheSizeFor(4_144 * MIB)).toBe(472);
+    expect(cacheSizeFor(4_144 * MIB)).toBe(708);
     // A heap too small for the rule still caches a few Sessions.
     expect(cacheSizeFor(64 * MIB)).toBe(10);
   });

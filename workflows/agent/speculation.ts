@@ -43,6 +43,7 @@ import { phaseItems } from './context-window.js';
 import { recordSpeculation } from '../ledger/metrics.js';
 import { describeFailure } from '../stages/stage-runner.js';
 import { lastEventId } from '../ledger/events.js';
+import { CallScopes } from '../run/call-scopes.js';
 
 /** Decisions after which the next input is taken to continue the phase. */
 const LEAVES_PHASE_OPEN: ReadonlySet<Decision> = new Set(['continue', 'initialize', 'new-phase']);
@@ -84,6 +85,8 @@ export function makeSpeculation(
   enabled: boolean,
 ): Speculation {
   let pending: Pending | null = null;
+  // Not children of the root scope, which would hold every step's scope for the rest of the run.
+  const scopes = new CallScopes();
 
   const discard = (p: Pending, reason: string) => {
     if (pending === p) pending = null;
@@ -103,7 +106,7 @@ export function makeSpeculation(
       const window = phaseItems(state, [...state.transcript, userItem(input)]);
       if (jsonBytes(window) > state.settings.agentContextBytes) return;
       const request = requestOf(state, { from: input.from, steps: 1, record: { decision: 'continue' } }, window);
-      const scope = new CancellationScope();
+      const scope = scopes.child();
       const ahead = { ...request, speculative: true, afterEvent: lastEventId(state) };
       const answer = scope.run(() => activities.agentStepAhead(ahead));
       const p: Pending = { record, sent: JSON.stringify(request), scope, answer, settled: null };
@@ -115,10 +118,12 @@ export function makeSpeculation(
         (a) => {
           p.settled = { usage: a.usage };
           scope.cancel();
+          scopes.release();
         },
         () => {
           p.settled = { usage: undefined };
           scope.cancel();
+          scopes.release();
         },
       );
       pending = p;

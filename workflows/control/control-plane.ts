@@ -7,7 +7,7 @@
  * nothing; this class owns the state the ordering needs, as in samples-typescript's
  * safe-message-handlers.
  */
-import { ApplicationFailure, CancellationScope, condition, currentUpdateInfo, patched } from '@temporalio/workflow';
+import { ApplicationFailure, condition, currentUpdateInfo, patched, type CancellationScope } from '@temporalio/workflow';
 import { FAILURE } from '../../contract/failures.js';
 import { controlIdOf, type ControlKind } from '../../contract/control-signals.js';
 import { unsigned } from '../../contract/control-signature.js';
@@ -19,6 +19,7 @@ import { applyToTurn, carriesArguments, editRefusal } from './approvals.js';
 import { applyParsed } from './commands.js';
 import { parseControl, refuseControl, type ParsedControl } from '../ledger/control-record.js';
 import { refusalOfSigned } from './signed-control.js';
+import { CallScopes } from '../run/call-scopes.js';
 
 /** Patches asked at the run's start that decide how control items travel (docs/patches.md). */
 export interface ControlPatches {
@@ -74,6 +75,8 @@ export class ControlPlane {
   private running: CancellationScope | null = null;
   /** Approvals the `approve` validator parsed, by update id, until their handler takes them. */
   private readonly validated = new Map<string, ParsedControl>();
+  /** Where the calls' scopes are made: not under the root scope, which would keep each one (call-scopes.ts). */
+  private readonly scopes = new CallScopes();
 
   constructor(
     private readonly state: SessionState,
@@ -144,12 +147,13 @@ export class ControlPlane {
 
   /** Runs an activity call that the `interrupt` command can cancel. */
   async cancellable<T>(fn: () => Promise<T>): Promise<T> {
-    const scope = new CancellationScope();
+    const scope = this.scopes.child();
     this.running = scope;
     try {
       return await scope.run(fn);
     } finally {
       if (this.running === scope) this.running = null;
+      this.scopes.release();
     }
   }
 
