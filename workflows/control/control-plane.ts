@@ -7,7 +7,13 @@
  * nothing; this class owns the state the ordering needs, as in samples-typescript's
  * safe-message-handlers.
  */
-import { ApplicationFailure, condition, currentUpdateInfo, patched, type CancellationScope } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  currentUpdateInfo,
+  patched,
+  type CancellationScope,
+} from '@temporalio/workflow';
 import { FAILURE } from '../../contract/failures.js';
 import { controlIdOf, type ControlKind } from '../../contract/control-signals.js';
 import { unsigned } from '../../contract/control-signature.js';
