@@ -28,8 +28,9 @@ import {
   type User,
 } from '@a2a-js/sdk/server';
 import type { SessionClient } from '../../client/index.js';
-import type { EventFeed, SessionEvent } from '../../contract/events.js';
+import type { EventFeed, EventKind, SessionEvent } from '../../contract/events.js';
 import { SessionId } from '../../contract/messages.js';
+import type { TurnOutcome } from '../../contract/state.js';
 import { may, type Principal } from '../auth.js';
 import type { A2aAgentConfig } from './config.js';
 
@@ -291,18 +292,50 @@ export class SessionAgentExecutor implements AgentExecutor {
   }
 }
 
+/**
+ * The A2A task state of each turn outcome (docs/contract.md renders this table). `turn.finished`
+ * carries only ending outcomes; the two waiting ones are what a task shows while its turn waits.
+ */
+export const TASK_STATE_OF_OUTCOME: Record<TurnOutcome, TaskState> = {
+  replied: TaskState.TASK_STATE_COMPLETED,
+  'waiting-approval': TaskState.TASK_STATE_INPUT_REQUIRED,
+  // An external tool result comes from a backend, not from the A2A caller: the task keeps working.
+  'waiting-tool': TaskState.TASK_STATE_WORKING,
+  interrupted: TaskState.TASK_STATE_CANCELED,
+  skipped: TaskState.TASK_STATE_REJECTED,
+  guarded: TaskState.TASK_STATE_FAILED,
+  failed: TaskState.TASK_STATE_FAILED,
+  'budget-exceeded': TaskState.TASK_STATE_FAILED,
+};
+
+/** What each Session event does to the input's A2A task (docs/contract.md renders this table). */
+export const A2A_EVENT_EFFECT: Record<EventKind, string> = {
+  'input.bound': 'nothing (the task is `working` from the moment `submit` recorded the input)',
+  decision: 'nothing',
+  'stage.started': 'nothing',
+  'stage.finished': 'nothing',
+  'capabilities.changed': 'nothing',
+  'tool.proposed': 'nothing',
+  'approval.waiting':
+    'status `input-required`; its message has a text part naming the call and a data part `{approval: {approvalId, callId, tool, arguments, argumentsHash}}`; the stream ends',
+  'tool.approved': 'nothing (a follow-up message on the task goes on from here)',
+  'tool.rejected': 'nothing (a follow-up message on the task goes on from here)',
+  'tool.started': 'nothing',
+  'tool.finished': 'nothing',
+  'agent.delta':
+    'artifact `reply`: the text piece, appended (a retried attempt starts it again; speculative pieces are not shown)',
+  'turn.finished':
+    'artifact `reply` with the whole reply (last chunk) when it replied, then the status of its outcome (below), with the reply or the reason as its message',
+  'session.closed': 'status `failed`, the reason as its message',
+};
+
 /** The A2A state and text a finished turn ends its task with. */
 function ending(event: Extract<SessionEvent, { kind: 'turn.finished' }>): [TaskState, string] {
-  switch (event.outcome) {
-    case 'replied':
-      return [TaskState.TASK_STATE_COMPLETED, event.reply ?? ''];
-    case 'interrupted':
-      return [TaskState.TASK_STATE_CANCELED, event.reason ?? 'Interrupted.'];
-    case 'skipped':
-      return [TaskState.TASK_STATE_REJECTED, event.reason ?? 'The agent did not act on this input.'];
-    default:
-      return [TaskState.TASK_STATE_FAILED, `${event.outcome}: ${event.reason ?? 'no reason given'}`];
-  }
+  const outcome = event.outcome as TurnOutcome;
+  const state = TASK_STATE_OF_OUTCOME[outcome] ?? TaskState.TASK_STATE_FAILED;
+  if (state === TaskState.TASK_STATE_COMPLETED) return [state, event.reply ?? ''];
+  if (state === TaskState.TASK_STATE_FAILED) return [state, `${event.outcome}: ${event.reason ?? 'no reason given'}`];
+  return [state, event.reason ?? event.outcome];
 }
 
 function waitingText(sessionId: string, event: Extract<SessionEvent, { kind: 'approval.waiting' }>): string {
