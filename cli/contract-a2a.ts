@@ -17,7 +17,9 @@ export function a2aSection(table: (head: string[], rows: string[][]) => string):
     'The gateway serves each configured Session kind as an A2A agent (protocol 1.0, JSON-RPC binding, on ' +
       '`@a2a-js/sdk`): the agent card at `/.well-known/agent-card.json` (the first agent) and ' +
       '`/a2a/<agent>/.well-known/agent-card.json`, the endpoint `POST /a2a/<agent>` with the bearer token ' +
-      'of a principal holding `send`. How the Session maps to it:',
+      'of a principal holding `send`. A request with no `A2A-Version` header (or 0.3) is A2A 0.3 ' +
+      '(`message/send`, `message/stream`, `tasks/get`, `tasks/cancel`, states in lower case such as ' +
+      '`input-required`), through the SDK’s compatibility layer. How the Session maps to it:',
     [
       '- `contextId` is the Session id (`sessionId` rules); a message without one gets a new UUID, so a new Session.',
       '- Each message (`SendMessage`, `SendStreamingMessage`) is one task input: its text parts, joined by ' +

@@ -17,6 +17,7 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from '@a2a-js/sdk/client';
+import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadCatalogDir } from '../capabilities/catalog-files.js';
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
@@ -166,7 +167,10 @@ describe('A2A', () => {
       name: 'Fixture agent',
       description: 'Adds numbers with approval.',
       capabilities: { streaming: true, pushNotifications: false },
-      supportedInterfaces: [{ url: `${gateway.url}/a2a/fixture`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      supportedInterfaces: [
+        { url: `${gateway.url}/a2a/fixture`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url: `${gateway.url}/a2a/fixture`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      ],
       securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: 'Bearer' } } },
     });
     const skills = (card.skills as Array<{ id: string }>).map((s) => s.id);
@@ -241,6 +245,18 @@ describe('A2A', () => {
     expect(record?.agent?.toolCalls[0]).toMatchObject({ approval: { approved: true, by: 'operator', note: 'fine' } });
   });
 
+  it("speaks A2A 0.3 too: the SDK's v0.3 transport (message/send, tasks/get) runs a turn", async () => {
+    const legacy = new LegacyJsonRpcTransport({ endpoint: `${gateway.url}/a2a/fixture`, fetchImpl: authed });
+    expect(legacy.protocolVersion).toBe('0.3');
+    const contextId = uniqueId('a2a-v03');
+    const task = (await legacy.sendMessage(request(message(contextId, [text(GOAL)])))) as Task;
+    expect(task.contextId).toBe(contextId);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(textOf(task.status?.message?.parts ?? [])).toBe(`Working on: ${GOAL}`);
+    const got = await legacy.getTask({ tenant: '', id: task.id });
+    expect(got.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it('CancelTask interrupts the waiting turn', async () => {
     const a2a = await a2aClient();
     const { contextId, streamed } = await waitingTurn(a2a, 'a2a-cancel', 1, 1);
@@ -249,5 +265,6 @@ describe('A2A', () => {
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     const record = await client.waitForDecision(contextId, 2);
     expect(record?.agent?.outcome).toBe('interrupted');
+    // Last in the file: the answer enqueued for after the approval was never asked for.
   });
 });

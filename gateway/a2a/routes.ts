@@ -7,7 +7,8 @@
  *
  * - `GET /.well-known/agent-card.json`: the first agent's card; `GET /a2a/<id>/.well-known/agent-card.json`: each agent's.
  * - `POST /a2a/<id>`: JSON-RPC 2.0 (A2A 1.0: SendMessage, SendStreamingMessage, GetTask, ListTasks,
- *   CancelTask, SubscribeToTask), behind the same guards and authentication as every other route,
+ *   CancelTask, SubscribeToTask; and A2A 0.3's message/send, message/stream, tasks/get, tasks/cancel
+ *   through the SDK's LegacyJsonRpcTransportHandler when `A2A-Version` is 0.3 or absent), behind the same guards and authentication as every other route,
  *   with the `send` permission; the call runs as the authenticated principal.
  *
  * Push notifications are not offered (the card says `pushNotifications: false`): the SDK's server
@@ -28,6 +29,8 @@ import {
   ServerCallContext,
   validateVersion,
 } from '@a2a-js/sdk/server';
+import { A2A_LEGACY_PROTOCOL_VERSION, duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { SessionClient } from '../../client/index.js';
 import type { EventFeed } from '../../contract/events.js';
@@ -58,9 +61,18 @@ export function agentCard(
     description: agent.description,
     version: '1',
     provider: undefined,
-    supportedInterfaces: [
-      { url: `${base}/a2a/${agent.id}`, protocolBinding: 'JSONRPC', protocolVersion: A2A_PROTOCOL_VERSION, tenant: '' },
-    ],
+    // The 1.0 JSON-RPC interface, and the same URL for 0.3 (message/send, message/stream, tasks/get, tasks/cancel).
+    supportedInterfaces: duplicateInterfacesForLegacy(
+      [
+        {
+          url: `${base}/a2a/${agent.id}`,
+          protocolBinding: 'JSONRPC',
+          protocolVersion: A2A_PROTOCOL_VERSION,
+          tenant: '',
+        },
+      ],
+      ['JSONRPC'],
+    ),
     capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
     securitySchemes: auth.bearer
       ? {
@@ -99,7 +111,10 @@ export function agentCard(
 /** Adds the A2A routes to the gateway (before it listens). */
 export function registerA2a(app: FastifyInstance, options: A2aRouteOptions): void {
   const { settings } = options;
-  const handlers = new Map<string, { handler: DefaultRequestHandler; transport: JsonRpcTransportHandler }>();
+  const handlers = new Map<
+    string,
+    { handler: DefaultRequestHandler; transport: JsonRpcTransportHandler; legacy: LegacyJsonRpcTransportHandler }
+  >();
   // Built on first use: the card names the gateway's URL, known only once it listens.
   const served = (id: string) => {
     const agent = settings.agents.find((a) => a.id === id);
@@ -112,7 +127,11 @@ export function registerA2a(app: FastifyInstance, options: A2aRouteOptions): voi
         ...(options.feed ? { feed: options.feed } : {}),
       });
       const handler = new DefaultRequestHandler(agentCard(agent, options), new InMemoryTaskStore(), executor);
-      entry = { handler, transport: new JsonRpcTransportHandler(handler) };
+      entry = {
+        handler,
+        transport: new JsonRpcTransportHandler(handler),
+        legacy: new LegacyJsonRpcTransportHandler(handler),
+      };
       handlers.set(id, entry);
     }
     return entry;
@@ -147,15 +166,20 @@ export function registerA2a(app: FastifyInstance, options: A2aRouteOptions): voi
         user: new PrincipalUser(principal),
         ...(version ? { requestedVersion: version } : {}),
       });
+      // As the SDK's Express handler decides: a request that names no version speaks 0.3.
+      const legacy = (version ?? A2A_LEGACY_PROTOCOL_VERSION) === A2A_LEGACY_PROTOCOL_VERSION;
       const fail = (error: unknown) => ({
         jsonrpc: '2.0',
         id,
-        error: JsonRpcTransportHandler.mapToJSONRPCError(error),
+        error: legacy
+          ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(error)
+          : JsonRpcTransportHandler.mapToJSONRPCError(error),
       });
-      let answer: Awaited<ReturnType<JsonRpcTransportHandler['handle']>>;
+      let answer: Awaited<ReturnType<JsonRpcTransportHandler['handle'] | LegacyJsonRpcTransportHandler['handle']>>;
       try {
         validateVersion(context.requestedVersion, await entry.handler.getAgentCard(), 'JSONRPC');
-        answer = await entry.transport.handle(request.body as Record<string, unknown>, context);
+        const body = request.body as Record<string, unknown>;
+        answer = await (legacy ? entry.legacy.handle(body, context) : entry.transport.handle(body, context));
       } catch (error) {
         return reply.code(200).send(fail(error));
       }
