@@ -13,6 +13,7 @@ import { EVENT_KINDS } from '../contract/events.js';
 import { FAILURE_CLASSES, FAILURE_MEANING, RETRYABLE_FAILURES, type FailureType } from '../contract/failures.js';
 import * as api from '../contract/api.js';
 import { workflowIdFor } from '../contract/ids.js';
+import { a2aSection } from './contract-a2a.js';
 import { MAX_RESOURCES, MAX_TEXT_CHARS, SessionId, SessionStart } from '../contract/messages.js';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 import { STAGE, TASK_CONTROL_STAGES } from '../contract/state.js';
@@ -384,6 +385,7 @@ function markdown(): string {
       '- An unknown Session answers HTTP 404 with `{"code": 5, "message": "workflow not found for ID: ..."}`.',
     ].join('\n'),
   );
+  p(...a2aSection(markdownTable));
   return `${out.join('\n').trimEnd()}\n`;
 }
 

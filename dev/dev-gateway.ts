@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadCatalogDir } from '../capabilities/catalog-files.js';
 import { SessionClient } from '../client/index.js';
 import type { EventFeed } from '../contract/events.js';
 import { gatewayOptionsFromEnv } from '../gateway/env.js';
@@ -44,7 +45,11 @@ export async function startDevGateway(
     env,
   });
   try {
-    const settings = gatewayOptionsFromEnv(env);
+    // The A2A agent cards list the worker's catalog skills.
+    const skills = loadCatalogDir(config.catalogDir).entries.flatMap((e) =>
+      e.kind === 'skill' ? [{ id: e.id, name: e.name, description: e.description, tags: e.tags }] : [],
+    );
+    const settings = gatewayOptionsFromEnv(env, skills);
     // The generated token stands in for HARNESS_GATEWAY_TOKEN; a token file or JWKS adds principals beside it.
     const token = settings.token ?? devToken(config.dataDir);
     const gateway = await startGateway({ client, feed, ...settings, token, port, log });

@@ -26,7 +26,7 @@ export type Permission = (typeof PERMISSIONS)[number];
 
 /** What each permission allows, for the docs and error messages. */
 export const PERMISSION_MEANINGS: Record<Permission, string> = {
-  send: 'send task input (POST /sessions/:id/messages)',
+  send: 'send task input (POST /sessions/:id/messages) and call the A2A agents (POST /a2a/:agent)',
   approve:
     'list, approve and reject waiting calls and answer external tool calls (/approvals, /inbox, approve, reject, tool-results)',
   events: "read a Session's snapshot and events (GET /sessions/:id, /events, /events.json)",

@@ -7,17 +7,21 @@
  * - HARNESS_GATEWAY_HOSTS: comma-separated `Host` values accepted (default loopback names and the
  *   bound address, with the port);
  * - HARNESS_GATEWAY_ORIGINS: comma-separated browser origins allowed besides the gateway's own;
- * - HARNESS_GATEWAY_MAX_STREAMS: open event streams per principal (default 20).
+ * - HARNESS_GATEWAY_MAX_STREAMS: open event streams per principal (default 20);
+ * - HARNESS_A2A_AGENTS, HARNESS_A2A_PUBLIC_URL: the A2A agents served (a2a/config.ts); HARNESS_A2A=off serves none.
  */
+import { a2aSettingsFromEnv, type CardSkill } from './a2a/config.js';
 import { AuthConfigError, authSettingsFromEnv } from './auth.js';
 import type { GatewayOptions } from './server.js';
 
 /** Everything but the client, feed, host and port; throws AuthConfigError on a bad value. */
 export function gatewayOptionsFromEnv(
   env: NodeJS.ProcessEnv,
+  /** The catalog's skills, listed on the A2A agent cards (the caller reads the catalog). */
+  skills: CardSkill[] = [],
 ): Pick<
   GatewayOptions,
-  'token' | 'tokenPrincipal' | 'tokens' | 'jwt' | 'allowedHosts' | 'allowedOrigins' | 'maxStreamsPerPrincipal'
+  'token' | 'tokenPrincipal' | 'tokens' | 'jwt' | 'allowedHosts' | 'allowedOrigins' | 'maxStreamsPerPrincipal' | 'a2a'
 > {
   const auth = authSettingsFromEnv(env);
   const list = (name: string) =>
@@ -42,5 +46,6 @@ export function gatewayOptionsFromEnv(
     ...(hosts?.length ? { allowedHosts: hosts } : {}),
     ...(origins?.length ? { allowedOrigins: origins } : {}),
     ...(max !== undefined ? { maxStreamsPerPrincipal: max } : {}),
+    ...(env.HARNESS_A2A?.trim() === 'off' ? {} : { a2a: a2aSettingsFromEnv(env, skills) }),
   };
 }

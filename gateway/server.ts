@@ -32,6 +32,8 @@ import { InboxEntry, SessionView } from '../contract/queries.js';
 import { STAGE } from '../contract/state.js';
 import { clip } from '../contract/text.js';
 import { AnsweredTrail } from './answered.js';
+import type { A2aSettings } from './a2a/config.js';
+import { registerA2a } from './a2a/routes.js';
 import {
   ForbiddenError,
   NotAuthenticatedError,
@@ -69,6 +71,8 @@ export interface GatewayOptions {
   /** Comment lines SSE streams send while idle, so proxies keep them open (ms; default 15,000). */
   heartbeatMs?: number;
   log?: (line: string) => void;
+  /** Serve these A2A agents (gateway/a2a/); absent: no A2A routes. */
+  a2a?: A2aSettings;
 }
 
 export interface Gateway {
@@ -339,8 +343,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     reply.type('text/html; charset=utf-8').send(inboxPage()),
   );
 
+  let address = '';
+  if (options.a2a) {
+    registerA2a(app, {
+      client,
+      ...(options.feed ? { feed: options.feed } : {}),
+      settings: options.a2a,
+      auth: { bearer: Boolean(options.token || options.tokens || options.jwt), jwt: Boolean(options.jwt) },
+      baseUrl: () => address,
+      log,
+    });
+  }
+
   await app.ready();
-  const address = await app.listen({ host, port: options.port ?? 0 });
+  address = await app.listen({ host, port: options.port ?? 0 });
   const port = Number(new URL(address).port);
   guard = makeGuard({
     allowedHosts: options.allowedHosts ?? defaultHosts(host, port),

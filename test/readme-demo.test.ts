@@ -16,6 +16,7 @@ import { readmeBlock } from './support/readme.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const DEMO_HEADING = 'See the agent act: a tool call that waits for approval';
+const A2A_HEADING = 'Call a Session from another agent (A2A)';
 
 interface Background {
   child: ChildProcess;
@@ -155,5 +156,17 @@ describe("README's agent demo", () => {
     // Written once: the demo MCP server logs each conversion it runs.
     const log = readFileSync(join(clone, '.data', 'workspace', '.conversions.log'), 'utf8');
     expect(log.split('\n').filter((l) => l.includes('guide.docx'))).toHaveLength(1);
-  });
+
+    // The A2A block, on the same stack: the SDK's client sends a task, it waits, is approved by A2A input, completes.
+    const a2a = readmeBlock(A2A_HEADING, "printf '# Notes");
+    for (const command of a2a.commands) {
+      const { code, out } = await run(command.text);
+      expect(code, `${command.text}\n${out}`).toBe(0);
+      for (const shown of command.shows) expect(out, command.text).toContain(shown);
+    }
+    expect(a2a.commands.at(-1)?.shows).toHaveLength(3);
+    const after = readFileSync(join(clone, '.data', 'workspace', '.conversions.log'), 'utf8');
+    expect(after.split('\n').filter((l) => l.includes('notes.docx'))).toHaveLength(1);
+    // The A2A block adds an SDK client run (a tsx start-up) to the demo: more than the default 120 s under load.
+  }, 240_000);
 });

@@ -33,6 +33,11 @@ const BLOCKS: Array<{ heading: string; first: string; coverage: Coverage }> = [
     coverage: { runBy: 'test/readme-demo.test.ts' },
   },
   {
+    heading: 'Call a Session from another agent (A2A)',
+    first: "printf '# Notes",
+    coverage: { runBy: 'test/readme-demo.test.ts' },
+  },
+  {
     heading: 'Live events: the event stream, the gateway and the approval inbox',
     first: 'T=$(cat .data/gateway-token)',
     coverage: {
