@@ -41,7 +41,7 @@ import { applySubSessionReply, replyRefusal } from './children/sub-sessions.js';
 import { ControlPlane } from './control/control-plane.js';
 import { awaitResult } from './control/result.js';
 import { registerToolResultUpdate } from './control/tool-result-update.js';
-import { trustIdentity } from './control/signed-control.js';
+import { trustIdentity, trustIdentityNow } from './control/signed-control.js';
 import { emit, eventsPage } from './ledger/events.js';
 import { bindNext, intake, refusal } from './ledger/intake.js';
 import { ASKED_AFTER_HANDLERS, ASKED_BEFORE_HANDLERS, askAtStart } from './patches.js';
@@ -74,18 +74,24 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       policyOn: early['worker-policy'],
       boundApprovals: early['approval-ids'],
       submitAfterControl: early['submit-after-control'],
+      currentPolicy: early['current-control-policy'],
     },
     touch,
   );
 
   // All handlers are registered before the first await, so no early signal or update is dropped.
+  const messageNow = (raw: unknown) => {
+    if (intake(state, raw, 'signal', Date.now()).kind === 'accepted') touch();
+    stage.show();
+  };
+  // With control checked by a local activity, a message waits behind the items sent before it, as a
+  // submit does: a pause or close still holds or refuses what follows it.
   setHandler(
     messageSignal,
-    (raw) => {
-      if (intake(state, raw, 'signal', Date.now()).kind === 'accepted') touch();
-      stage.show();
+    (raw) => (early['current-control-policy'] ? control.behind(() => messageNow(raw)) : messageNow(raw)),
+    {
+      description: DESCRIPTIONS.message,
     },
-    { description: DESCRIPTIONS.message },
   );
   const submitNow = (raw: unknown) => {
     const result = intake(state, raw, 'update', Date.now());
@@ -218,7 +224,9 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     // The signature has done its work once the input is bound; history keeps no MACs.
     const signature = next.signature;
     delete next.signature;
-    if (asked?.signedControl) await trustIdentity(asked, state, next, signature);
+    // Runs with `current-control-policy` ask the worker at bind time; older runs trust their start's policy.
+    if (early['current-control-policy']) await trustIdentityNow(state, next, signature);
+    else if (asked?.signedControl) await trustIdentity(asked, state, next, signature);
     inputsThisRun++;
     stage.publish(STAGE.understand);
     parked = (await processInput(ctx, next)) === 'parked';

@@ -18,7 +18,7 @@ import type { StagePublisher } from '../view/visibility.js';
 import { applyToTurn, carriesArguments, editRefusal } from './approvals.js';
 import { applyParsed } from './commands.js';
 import { parseControl, type ParsedControl } from '../ledger/control-record.js';
-import { refusalOfSigned, refuseControl } from './signed-control.js';
+import { refusalNow, refusalOfSigned, refuseControl } from './signed-control.js';
 
 /** Patches asked at the run's start that decide how control items travel (docs/patches.md). */
 export interface ControlPatches {
@@ -28,6 +28,12 @@ export interface ControlPatches {
   readonly boundApprovals: boolean;
   /** `submit-after-control`: a submit waits for the control items sent before it. */
   readonly submitAfterControl: boolean;
+  /**
+   * `current-control-policy`: every item but a notification is judged by the worker's configuration
+   * when it is checked (the `checkControl` local activity), not by the policy the run asked at its
+   * start; signed items are applied once (the replay window); a message signal waits behind them too.
+   */
+  readonly currentPolicy: boolean;
 }
 
 /**
@@ -107,7 +113,7 @@ export class ControlPlane {
   }
 
   /**
-   * Runs a task input's handler (a `submit`) behind the control items sent before it that still wait,
+   * Runs a task input's handler (a `submit`, and a `message` signal in runs with `current-control-policy`) behind the control items sent before it that still wait,
    * so a close refuses what follows it; at once when none waits, or in runs recorded before
    * `submit-after-control`.
    */
@@ -142,6 +148,11 @@ export class ControlPlane {
       return why;
     }
     if (!this.patches.policyOn) return this.applyNow(item);
+    // Whether signing is required is the worker's to say when the item is checked: only a notification
+    // (never signed) with nothing queued ahead of it is applied at once.
+    if (this.patches.currentPolicy) {
+      return kind === 'notification' && !this.queue.busy && policy !== null ? this.applyNow(item) : this.queued(item);
+    }
     // Nothing to verify and nothing queued ahead of it: applied at once, in order with the task
     // inputs of the same activation (a pause, then messages, holds them; a close refuses what follows).
     if (!this.queue.busy && policy !== null && (!policy.signedControl || kind === 'notification')) {
@@ -160,7 +171,15 @@ export class ControlPlane {
     // Only an edit reaches here in a run that predates worker policies (it then has none to wait for).
     const known = this.patches.policyOn ? await this.policyWaited() : DEFAULT_WORKER_POLICY;
     // An invalid payload is refused when it is applied, with its schema's reason, as without signing.
-    if (known.signedControl && kind !== 'notification' && item.ok) {
+    if (this.patches.currentPolicy && kind !== 'notification' && item.ok) {
+      const { payload } = item;
+      const why = await refusalNow(state, kind, unsigned(payload), payload.signature, Date.now());
+      if (why !== null) {
+        refuseControl(state, kind, controlIdOf(kind, payload), why, Date.now());
+        stage.show();
+        return why;
+      }
+    } else if (!this.patches.currentPolicy && known.signedControl && kind !== 'notification' && item.ok) {
       const { payload } = item;
       const why = await refusalOfSigned(known, kind, state.sessionId, unsigned(payload), payload.signature, Date.now());
       if (why !== null) {
