@@ -317,9 +317,42 @@ export interface RetiredActivities {
 export interface PolicyActivities {
   /** The worker's caps on Session settings and whether control must be signed (key ids, never keys). */
   workerPolicy(): Promise<WorkerPolicy>;
-  /** Checks a signature's MAC with the worker's control keys (expiry and key id are checked by the workflow). */
+  /**
+   * Checks a signature's MAC with the worker's control keys (expiry and key id are checked by the
+   * workflow). Asked by runs that began before `current-control-policy`, for signed items only.
+   */
   verifyControl(request: VerifyControlRequest): Promise<VerifyControlResult>;
+  /**
+   * Judges one control item (signed or not) by the worker's configuration now: whether signing is
+   * required, and if so whether the signature holds (a configured key id, not expired, no longer-lived
+   * than the worker's maximum, the MAC). Asked by runs that began with `current-control-policy`.
+   */
+  checkControl(request: CheckControlRequest): Promise<ControlVerdict>;
 }
+
+export interface CheckControlRequest {
+  kind: SignedKind;
+  sessionId: string;
+  /** The payload as signed: parsed by its schema, without `signature`. */
+  payload: Record<string, unknown>;
+  /** The `signature` field as sent (null when absent); the worker parses it. */
+  signature: unknown;
+  /** Workflow time of the check, epoch ms: expiry and lifetime are judged against it. */
+  at: number;
+}
+
+/** The `checkControl` verdict: recorded as a marker, so a replay never asks the worker again. */
+export const ControlVerdict = z.object({
+  /** The worker required signed control when it checked (it had control keys). */
+  required: z.boolean(),
+  /** The item may be applied. */
+  accepted: z.boolean(),
+  /** The key id whose MAC matched; null when not signed-and-accepted. */
+  keyId: z.string().nullable(),
+  /** Why it was refused; null when accepted. */
+  reason: z.string().nullable(),
+});
+export type ControlVerdict = z.infer<typeof ControlVerdict>;
 
 export interface VerifyControlRequest {
   kind: SignedKind;

@@ -364,6 +364,15 @@ export const ControlEvent = z.object({
 });
 export type ControlEvent = z.infer<typeof ControlEvent>;
 
+/** One signed kind's replay window: accepted MACs with their `expiresAt`, and the floor below which any signature is refused. */
+export const ReplayWindowOfKind = z.object({
+  /** `[mac, expiresAt]`, soonest to expire first. */
+  macs: z.array(z.tuple([z.string(), z.number()])),
+  /** The latest `expiresAt` pushed out of a full window: a signature expiring no later may be a replay. */
+  floor: z.number(),
+});
+export type ReplayWindowOfKind = z.infer<typeof ReplayWindowOfKind>;
+
 export const SessionState = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),
   sessionId: z.string(),
@@ -421,6 +430,12 @@ export const SessionState = z.object({
   usage: UsageTotals.default(emptyTotals),
   /** Id parts of the last event appended, even when the log was trimmed: ids never repeat. */
   lastEvent: z.tuple([z.number().int(), z.number().int()]).nullable().default(null),
+  /**
+   * MACs of accepted signed control, per signed kind, kept until they expire, so a signed item is
+   * applied at most once (workflows/control/replay-window.ts). Only signed-and-accepted items enter
+   * it, so unsigned traffic cannot push a MAC out. Added without a schema bump: it defaults.
+   */
+  replayWindow: z.record(z.string(), ReplayWindowOfKind).default({}),
 });
 export type SessionState = z.infer<typeof SessionState>;
 

@@ -715,6 +715,40 @@ describe.runIf(enabled)('record replay histories', () => {
     await record('speculation-discarded', handle);
   });
 
+  it('current-control-policy: a signed identity and approval checked by the worker, an unsigned pause refused, a signed close', async () => {
+    const name = 'current-control-policy';
+    forget(name);
+    const key = { id: 'record-key', secret: new Uint8Array(32).fill(9) };
+    const pw = await startWorker({ models: scriptedModels(server), catalog, mcp, policy: { controlKeys: [key] } });
+    try {
+      const signer = new SessionClient(pw.client, { taskQueue: pw.taskQueue, controlKey: key });
+      const goal = 'Exercise the fixture tools: add numbers, checked by the current keys';
+      script.selection.set(goal, { skills: [], toolsets: ['mcp-fixture'] });
+      const handle = await startSession(pw);
+      const sessionId = handle.workflowId.slice('session:'.length);
+      await signer.send(sessionId, { text: goal, from: { kind: 'user', id: 'alice' } });
+      await decided(handle, 1);
+      await command(handle, 'pause'); // unsigned: refused
+      const text = 'add 5 and 6 under the current keys';
+      script.relevance.set(text, [0.9, 0.9]);
+      agentSteps.set(text, [
+        { toolCalls: [{ id: uniqueId('call_add'), name: 'add', arguments: { a: 5, b: 6 } }] },
+        { content: 'The sum is 11.' },
+      ]);
+      await signer.send(sessionId, { text });
+      const pending = await pendingApproval(handle);
+      await signer.approve(sessionId, pending.approvalId, { argumentsHash: pending.argumentsHash, approver: 'alice' });
+      expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).toMatchObject({ outcome: 'replied' });
+      const body = { commandId: uniqueId('cmd'), name: 'close' };
+      const signed = { ...body, signature: signControl(key, 'command', sessionId, body, Date.now() + 60_000) };
+      await handle.signal(commandSignal, signed);
+      await handle.result();
+      expect(await record(name, handle)).toHaveLength(1);
+    } finally {
+      await pw.stop();
+    }
+  });
+
   it('worker-policy: caps clamp the start; signed control drops a spoofed identity, refuses an unsigned approval, applies signed ones across continue-as-new', async () => {
     const name = 'worker-policy';
     forget(name);

@@ -178,7 +178,11 @@ describe('Session intake on a real server', () => {
     // Queue all seven while paused, so each run hands the rest of the queue to the next one.
     await handle.signal(commandSignal, { commandId: 'pause-1', name: 'pause' });
     for (const m of messages) await handle.signal(messageSignal, m);
-    expect((await handle.query(snapshotQuery)).queueLength).toBe(7);
+    // The pause is applied once the worker checked it (a local activity); the messages queue behind it.
+    await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.queueLength === 7 && s.status === 'paused',
+    );
     await handle.signal(commandSignal, { commandId: 'resume-1', name: 'resume' });
 
     const snapshot = await waitFor(

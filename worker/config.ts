@@ -125,6 +125,8 @@ export const EnvSchema = z.object({
   // Caps on Session settings (contract/worker-policy.ts DEFAULT_SETTING_CAPS when unset).
   HARNESS_ALLOWED_AGENT_TASK_QUEUES: optionalString,
   HARNESS_CONTROL_KEYS: optionalString,
+  // The longest a signature may still be valid when a worker checks it (1 hour when unset).
+  HARNESS_MAX_SIGNATURE_LIFETIME_MS: optionalInt(1_000, 7 * 24 * 3_600_000),
   HARNESS_MAX_AGENT_STEPS: optionalInt(1, 200),
   HARNESS_MAX_REPEATED_FAILURES: optionalInt(1, 20),
   HARNESS_MAX_MODEL_ATTEMPTS: optionalInt(1, 10),
@@ -402,6 +404,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
         .map((q) => q.trim())
         .filter((q) => q.length > 0),
       controlKeys,
+      ...(e.HARNESS_MAX_SIGNATURE_LIFETIME_MS !== undefined
+        ? { maxSignatureLifetimeMs: e.HARNESS_MAX_SIGNATURE_LIFETIME_MS }
+        : {}),
       speculativeAgentStep: e.HARNESS_SPECULATIVE_AGENT_STEP === 'on',
     },
     dataDir: resolve(e.HARNESS_DATA_DIR),

@@ -42,7 +42,7 @@ import { ControlPlane } from './control/control-plane.js';
 import { awaitResult } from './control/result.js';
 import { registerToolResultUpdate } from './control/tool-result-update.js';
 import { verifiedSubSessionReply } from './control/sub-session-replies.js';
-import { trustIdentity } from './control/signed-control.js';
+import { trustIdentity, trustIdentityNow } from './control/signed-control.js';
 import { emit, eventsPage } from './ledger/events.js';
 import { bindNext, intake, refusal } from './ledger/intake.js';
 import { ASKED_AFTER_HANDLERS, ASKED_BEFORE_HANDLERS, askAtStart } from './patches.js';
@@ -76,6 +76,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       boundApprovals: early['approval-ids'],
       submitAfterControl: early['submit-after-control'],
       boundControl: early['bound-control'],
+      currentPolicy: early['current-control-policy'],
     },
     touch,
   );
@@ -142,7 +143,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       };
       // Runs recorded before `bound-control` take a reply at once, unverified, as they did.
       if (!early['bound-control']) return taken(applySubSessionReply(state, raw, Date.now()));
-      return verifiedSubSessionReply(state, control.policyReady(), raw).then(taken);
+      return verifiedSubSessionReply(state, control.policyReady(), raw, early['current-control-policy']).then(taken);
     },
     {
       description: DESCRIPTIONS.subSessionReply,
@@ -220,7 +221,9 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     // The signature has done its work once the input is bound; history keeps no MACs.
     const signature = next.signature;
     delete next.signature;
-    if (asked?.signedControl) await trustIdentity(asked, state, next, signature, early['bound-control']);
+    // Runs with `current-control-policy` ask the worker at bind time; older runs trust their start's policy.
+    if (early['current-control-policy']) await trustIdentityNow(state, next, signature, early['bound-control']);
+    else if (asked?.signedControl) await trustIdentity(asked, state, next, signature, early['bound-control']);
     inputsThisRun++;
     stage.publish(STAGE.understand);
     parked = (await processInput(ctx, next)) === 'parked';

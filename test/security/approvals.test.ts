@@ -95,6 +95,11 @@ describe('an approval answers exactly one waiting call', () => {
       approver: 'alice',
     };
     await handle.signal(approvalSignal, turnOneApproval);
+    // The approval applies once the worker checked it (a local activity), not within the signal's task.
+    await waitFor(
+      () => view(handle),
+      (v) => v.pendingApprovals.length === 0,
+    );
     expect((await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).record?.agent?.outcome).toBe('replied');
 
     // Turn 3: the model reuses call_1 for a different action, which waits for its own approval.

@@ -24,7 +24,7 @@ import type { StagePublisher } from '../view/visibility.js';
 import { applyToTurn, carriesArguments, editRefusal } from './approvals.js';
 import { applyParsed } from './commands.js';
 import { parseControl, refuseControl, type ParsedControl } from '../ledger/control-record.js';
-import { refusalOfSigned } from './signed-control.js';
+import { checkNow, refusalOfSigned } from './signed-control.js';
 import { CallScopes } from '../run/call-scopes.js';
 
 /** Patches asked at the run's start that decide how control items travel (docs/patches.md). */
@@ -40,6 +40,12 @@ export interface ControlPatches {
    * sub-session replies wait for the policy and, under signed control, their worker's signature.
    */
   readonly boundControl: boolean;
+  /**
+   * `current-control-policy`: every item but a notification is judged by the worker's configuration
+   * when it is checked (the `checkControl` local activity), not by the policy the run asked at its
+   * start; signed items are applied once (the replay window); a message signal waits behind them too.
+   */
+  readonly currentPolicy: boolean;
 }
 
 /**
@@ -81,6 +87,8 @@ export class ControlPlane {
   private running: CancellationScope | null = null;
   /** Approvals the `approve` validator parsed, by update id, until their handler takes them. */
   private readonly validated = new Map<string, ParsedControl>();
+  /** Whether the worker required signing at the last `checkControl` (runs with `current-control-policy`). */
+  private signingNow: boolean | null = null;
   /** Where the calls' scopes are made: not under the root scope, which would keep each one (call-scopes.ts). */
   private readonly scopes = new CallScopes();
 
@@ -143,7 +151,7 @@ export class ControlPlane {
   }
 
   /**
-   * Runs a task input's handler (a `submit`) behind the control items sent before it that still wait,
+   * Runs a task input's handler (a `submit`, and a `message` signal in runs with `current-control-policy`) behind the control items sent before it that still wait,
    * so a close refuses what follows it; at once when none waits, or in runs recorded before
    * `submit-after-control`.
    */
@@ -187,6 +195,11 @@ export class ControlPlane {
       return why;
     }
     if (!this.patches.policyOn) return this.applyNow(item);
+    // Whether signing is required is the worker's to say when the item is checked: only a notification
+    // (never signed) with nothing queued ahead of it is applied at once.
+    if (this.patches.currentPolicy) {
+      return kind === 'notification' && !this.queue.busy && policy !== null ? this.applyNow(item) : this.queued(item);
+    }
     // Nothing to verify and nothing queued ahead of it: applied at once, in order with the task
     // inputs of the same activation (a pause, then messages, holds them; a close refuses what follows).
     if (!this.queue.busy && policy !== null && (!policy.signedControl || kind === 'notification')) {
@@ -205,7 +218,17 @@ export class ControlPlane {
     // Only an edit reaches here in a run that predates worker policies (it then has none to wait for).
     const known = this.patches.policyOn ? await this.policyWaited() : DEFAULT_WORKER_POLICY;
     // An invalid payload is refused when it is applied, with its schema's reason, as without signing.
-    if (known.signedControl && kind !== 'notification' && item.ok) {
+    if (this.patches.currentPolicy && kind !== 'notification' && item.ok) {
+      const { payload } = item;
+      const { why, required } = await checkNow(state, kind, unsigned(payload), payload.signature, Date.now());
+      // What the worker said now, not the run's start, decides whether a tool result must name its call.
+      this.signingNow = required;
+      if (why !== null) {
+        refuseControl(state, kind, controlIdOf(kind, payload), why, Date.now());
+        stage.show();
+        return why;
+      }
+    } else if (!this.patches.currentPolicy && known.signedControl && kind !== 'notification' && item.ok) {
       const { payload } = item;
       const why = await refusalOfSigned(known, kind, state.sessionId, unsigned(payload), payload.signature, Date.now());
       if (why !== null) {
@@ -237,7 +260,7 @@ export class ControlPlane {
     const binding = {
       boundApprovals: this.patches.boundApprovals,
       // Under signed control (in runs with `bound-control`), a tool result must name its waiting call.
-      resultIdRequired: this.patches.boundControl && this.policy?.signedControl === true,
+      resultIdRequired: this.patches.boundControl && (this.signingNow ?? this.policy?.signedControl) === true,
     };
     const { result, why } = isTurnItem(item)
       ? applyToTurn(state, item, Date.now(), binding)

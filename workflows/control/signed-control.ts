@@ -5,11 +5,12 @@
  * needs the keys and a key rotated later never changes a past verdict.
  */
 import { proxyLocalActivities } from '@temporalio/workflow';
-import { VerifyControlResult, type PolicyActivities } from '../../contract/activity-contract.js';
+import { ControlVerdict, VerifyControlResult, type PolicyActivities } from '../../contract/activity-contract.js';
 import { ControlSignature, messageSigningPayload, type SignedKind } from '../../contract/control-signature.js';
 import type { WorkerPolicy } from '../../contract/worker-policy.js';
 import { recordRejection } from '../ledger/intake.js';
 import type { BoundInput, SessionState } from '../../contract/state.js';
+import { rememberSigned, replayRefusal } from './replay-window.js';
 
 const verifier = proxyLocalActivities<PolicyActivities>({
   startToCloseTimeout: '5s',
@@ -61,6 +62,52 @@ export async function refusalOfSigned(
 }
 
 /**
+ * Why a control item is refused by the worker's configuration now, or null when it may be applied
+ * (runs that began with `current-control-policy`). The `checkControl` local activity says whether
+ * signing is required and whether the signature holds; its verdict is a marker, so a replay never
+ * asks again. A signed item it accepts is then refused if its MAC was already used (the replay
+ * window), and otherwise remembered until it expires.
+ */
+export async function refusalNow(
+  state: SessionState,
+  kind: SignedKind,
+  payload: Record<string, unknown>,
+  signature: unknown,
+  now: number,
+): Promise<string | null> {
+  return (await checkNow(state, kind, payload, signature, now)).why;
+}
+
+/** `refusalNow`, with whether the worker requires signing now (what a tool result must then carry). */
+export async function checkNow(
+  state: SessionState,
+  kind: SignedKind,
+  payload: Record<string, unknown>,
+  signature: unknown,
+  now: number,
+): Promise<{ why: string | null; required: boolean }> {
+  let verdict: ControlVerdict;
+  try {
+    verdict = ControlVerdict.parse(
+      await verifier.checkControl({ kind, sessionId: state.sessionId, payload, signature: signature ?? null, at: now }),
+    );
+  } catch (err) {
+    // Refused, never applied unchecked: the sender may retry once a worker can check it.
+    return { why: `${kind} could not be checked: ${err instanceof Error ? err.message : String(err)}`, required: true };
+  }
+  if (!verdict.accepted) return { why: verdict.reason ?? `${kind} refused by the worker`, required: verdict.required };
+  if (!verdict.required) return { why: null, required: false };
+  // Accepted under signed control, so the worker parsed the signature: this parse only narrows it.
+  const parsed = ControlSignature.safeParse(signature);
+  if (!parsed.success) return { why: `${kind} signature is malformed`, required: true };
+  const { mac, expiresAt } = parsed.data;
+  const replayed = replayRefusal(state.replayWindow, kind, mac, expiresAt);
+  if (replayed !== null) return { why: replayed, required: true };
+  rememberSigned(state.replayWindow, kind, mac, expiresAt, now);
+  return { why: null, required: true };
+}
+
+/**
  * Under signed control a user identity in `from` is trusted only with a valid signature over the
  * message; otherwise the input is still processed, but as from an anonymous user (user-scoped
  * memory off for it), and the dropped identity is a recorded rejection. With `bound` (runs with
@@ -75,13 +122,39 @@ export async function trustIdentity(
   signature: unknown,
   bound = false,
 ): Promise<void> {
+  const check = (payload: Record<string, unknown>) =>
+    refusalOfSigned(policy, 'message', state.sessionId, payload, signature, Date.now());
+  return trustClaims(state, input, bound, check);
+}
+
+/**
+ * `trustIdentity` for runs that began with `current-control-policy`: what a message claims (a user
+ * identity; with `bound`, a hand-over's fields) is checked against the worker's configuration when
+ * the input is bound (`checkControl`), whatever the run's start said.
+ */
+export async function trustIdentityNow(
+  state: SessionState,
+  input: BoundInput,
+  signature: unknown,
+  bound: boolean,
+): Promise<void> {
+  const check = (payload: Record<string, unknown>) => refusalNow(state, 'message', payload, signature, Date.now());
+  return trustClaims(state, input, bound, check);
+}
+
+async function trustClaims(
+  state: SessionState,
+  input: BoundInput,
+  bound: boolean,
+  check: (payload: Record<string, unknown>) => Promise<string | null>,
+): Promise<void> {
   const claimed = input.from?.kind === 'user' ? input.from.id : undefined;
   const session = bound && input.from?.kind === 'session';
   const routed = bound && input.routed !== null;
   const note = bound && input.note !== null;
   if (claimed === undefined && !session && !routed && !note) return;
   const payload = messageSigningPayload(bound ? input : { ...input, routed: null, note: null });
-  const why = await refusalOfSigned(policy, 'message', state.sessionId, payload, signature, Date.now());
+  const why = await check(payload);
   if (why === null) return;
   const dropped = [
     ...(claimed !== undefined || session ? ['from'] : []),

@@ -12,7 +12,7 @@ import { clipBytes } from '../../contract/text.js';
 import type { WorkerPolicy } from '../../contract/worker-policy.js';
 import { applySubSessionReply, replyId } from '../children/sub-sessions.js';
 import { recordRejection } from '../ledger/intake.js';
-import { refusalOfSigned } from './signed-control.js';
+import { refusalNow, refusalOfSigned } from './signed-control.js';
 
 /**
  * The `subSessionReply` update in runs with `bound-control`: the reply waits for the worker's policy
@@ -26,12 +26,16 @@ export async function verifiedSubSessionReply(
   state: SessionState,
   policy: Promise<WorkerPolicy>,
   raw: unknown,
+  /** Runs with `current-control-policy`: the worker's configuration at check time decides (`checkControl`). */
+  current = false,
 ): Promise<SubSessionReplyResult> {
   const known = await policy;
   const parsed = SubSessionReply.safeParse(raw);
-  if (known.signedControl && parsed.success) {
+  if ((current || known.signedControl) && parsed.success) {
     const { signature, ...body } = parsed.data;
-    const why = await refusalOfSigned(known, 'subSessionReply', state.sessionId, body, signature, Date.now());
+    const why = current
+      ? await refusalNow(state, 'subSessionReply', body, signature, Date.now())
+      : await refusalOfSigned(known, 'subSessionReply', state.sessionId, body, signature, Date.now());
     if (why !== null) {
       const reason = clipBytes(why, BUDGET.reason);
       const rejection = { at: Date.now(), via: 'subSessionReply' as const, messageId: replyId(body), reason };

@@ -46,6 +46,7 @@ export function initialState(start: SessionStart): SessionState {
     run: 1,
     usage: emptyTotals(),
     lastEvent: null,
+    replayWindow: {},
   };
 }
 
