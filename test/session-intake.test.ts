@@ -11,6 +11,7 @@ import {
   decisionsQuery,
   goalsQuery,
   messageSignal,
+  resultUpdate,
   snapshotQuery,
   submitUpdate,
 } from '../contract/api.js';
@@ -151,6 +152,8 @@ describe('Session intake on a real server', () => {
   it('approve: a malformed approval is refused by the validator before history; a valid one is decided by its handler', async () => {
     const handle = await startSession(w, { settings: { agentTurn: false } });
     await handle.executeUpdate(submitUpdate, { args: [message('Plan the stock count')] });
+    // The input's processing is over before the history is measured, so only the approvals could add to it.
+    await handle.executeUpdate(resultUpdate, { args: [{ seq: 1, timeoutMs: 30_000 }] });
     const eventsBefore = (await handle.fetchHistory()).events?.length ?? 0;
     const malformed = await handle.executeUpdate(approveUpdate, { args: [{ approved: 'yes' }] }).then(
       () => undefined,

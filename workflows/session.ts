@@ -154,7 +154,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     },
   );
 
-  setHandler(resultUpdate, (request) => awaitResult(state, request), {
+  setHandler(resultUpdate, (request) => awaitResult(state, request, () => control.settled()), {
     description: DESCRIPTIONS.result,
     validator: (request) => {
       const parsed = ResultRequest.safeParse(request);

@@ -138,7 +138,11 @@ describe('tool results are bound to the waiting call', () => {
       () => 'applied to turn 3',
       (err: Error & { cause?: Error }) => err.cause?.message ?? err.message,
     );
-    expect(replayed).toMatch(/^tool result 2:1:call_wx matches no tool call waiting for an external result/);
+    // Two defences refuse it: the replay window (this exact signed item was applied once) and, had the
+    // window forgotten it, its resultId naming turn 2's call. Either way turn 3's call still waits.
+    expect(replayed).toMatch(
+      /^(toolResult signature was already used|tool result 2:1:call_wx matches no tool call waiting for an external result)/,
+    );
     const still = await view(handle);
     expect(still.pendingToolCalls).toEqual([expect.objectContaining({ callId: 'call_wx', resultId: '3:1:call_wx' })]);
 

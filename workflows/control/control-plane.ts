@@ -159,6 +159,15 @@ export class ControlPlane {
     return this.patches.submitAfterControl && this.queue.busy ? this.queue.after(work) : work();
   }
 
+  /**
+   * Whether every control item sent so far has been checked and applied or refused. In runs with
+   * `current-control-policy` an item waits for its `checkControl` first; a `result` asked right after
+   * an approval waits for this, so it reports the approval's effect rather than the state before it.
+   */
+  settled(): boolean {
+    return !this.patches.currentPolicy || !this.queue.busy;
+  }
+
   /** Runs an activity call that the `interrupt` command can cancel. */
   async cancellable<T>(fn: () => Promise<T>): Promise<T> {
     const scope = this.scopes.child();

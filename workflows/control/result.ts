@@ -40,7 +40,11 @@ export function resultOf(state: SessionState, seq: number, now: number | null = 
  * the caller's update returns as soon as the workflow gets there. Bounded so continue-as-new, which
  * waits for all handlers, is never held up for long.
  */
-export async function awaitResult(state: SessionState, raw: unknown): Promise<TurnResult> {
+export async function awaitResult(
+  state: SessionState,
+  raw: unknown,
+  controlSettled: () => boolean = () => true,
+): Promise<TurnResult> {
   const request = ResultRequest.parse(raw);
   // Sessions recorded before sub-sessions answered back report a routed input done at once.
   const answers = patched('sub-session-answers');
@@ -49,6 +53,8 @@ export async function awaitResult(state: SessionState, raw: unknown): Promise<Tu
     const status = resultOf(state, request.seq, now()).status;
     return status === 'done' || status === 'waiting' || status === 'unknown';
   };
-  await condition(settled, request.timeoutMs);
+  // Control items sent before this update (an approval, a tool result) are applied first, so the
+  // answer reflects them; the same bound covers both waits.
+  await condition(() => controlSettled() && settled(), request.timeoutMs);
   return resultOf(state, request.seq, now());
 }
