@@ -15,7 +15,6 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import {
-  CONTROL_SIGNAL_DEFINITIONS,
   DESCRIPTIONS,
   capabilitiesQuery,
   decisionsQuery,
@@ -28,11 +27,9 @@ import {
   snapshotQuery,
   subSessionReplyUpdate,
   submitUpdate,
-  approveUpdate,
   type SessionInput,
   type SessionResult,
 } from '../contract/api.js';
-import { CONTROL_KINDS } from '../contract/control-signals.js';
 import type { SubSessionReplyResult } from '../contract/messages.js';
 import { ResultRequest } from '../contract/queries.js';
 import { STAGE } from '../contract/state.js';
@@ -40,7 +37,6 @@ import { describeIssues } from '../contract/text.js';
 import { applySubSessionReply, replyRefusal } from './children/sub-sessions.js';
 import { ControlPlane } from './control/control-plane.js';
 import { awaitResult } from './control/result.js';
-import { registerToolResultUpdate } from './control/tool-result-update.js';
 import { verifiedSubSessionReply } from './control/sub-session-replies.js';
 import { trustIdentity, trustIdentityNow } from './control/signed-control.js';
 import { emit, eventsPage } from './ledger/events.js';
@@ -111,18 +107,11 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   // A submit whose handler is set before the control handlers would be decided before a close sent
   // ahead of it. Runs recorded before `submit-after-control` set it here.
   if (!early['submit-after-control']) registerSubmit();
-  for (const kind of CONTROL_KINDS) {
-    setHandler(CONTROL_SIGNAL_DEFINITIONS[kind], (raw) => control.signal(kind, raw), {
-      description: DESCRIPTIONS[kind],
-    });
-  }
+  // In this order, which decides the order of items buffered in the run's first task (patches.ts).
+  control.registerSignals();
   if (early['message-after-control']) registerMessage();
   if (early['submit-after-control']) registerSubmit();
-  setHandler(approveUpdate, (raw) => control.approve(raw), {
-    description: DESCRIPTIONS.approve,
-    validator: (raw) => control.validateApproval(raw),
-  });
-  registerToolResultUpdate((raw) => control.answer('toolResult', raw));
+  control.registerUpdates();
 
   setHandler(goalsQuery, () => state.goals, { description: DESCRIPTIONS.goals });
   setHandler(capabilitiesQuery, () => state.capabilities, { description: DESCRIPTIONS.capabilities });

@@ -3,19 +3,20 @@
  * is parsed once where it arrives, then, in arrival order, waits for the worker's policy (in a run's
  * first task), for its signature's check (signed control) and for an approval edit's check, and is
  * applied; a refused item is recorded with its reason. A `submit` that follows a waiting item waits
- * behind it, so a close refuses what follows it. The handlers in session.ts hand items here and own
- * nothing; this class owns the state the ordering needs, as in samples-typescript's
- * safe-message-handlers.
+ * behind it, so a close refuses what follows it. This class sets the control handlers (session.ts
+ * says when) and owns the state the ordering needs, as in samples-typescript's safe-message-handlers.
  */
 import {
   ApplicationFailure,
   condition,
   currentUpdateInfo,
   patched,
+  setHandler,
   type CancellationScope,
 } from '@temporalio/workflow';
+import { CONTROL_SIGNAL_DEFINITIONS, DESCRIPTIONS, approveUpdate } from '../../contract/api.js';
 import { FAILURE } from '../../contract/failures.js';
-import { controlIdOf, type ControlKind } from '../../contract/control-signals.js';
+import { CONTROL_KINDS, controlIdOf, type ControlKind } from '../../contract/control-signals.js';
 import { unsigned } from '../../contract/control-signature.js';
 import type { ApprovalInput } from '../../contract/messages.js';
 import type { SessionState } from '../../contract/state.js';
@@ -26,6 +27,7 @@ import { applyParsed } from './commands.js';
 import { parseControl, refuseControl, type ParsedControl } from '../ledger/control-record.js';
 import { checkNow, refusalOfSigned } from './signed-control.js';
 import { CallScopes } from '../run/call-scopes.js';
+import { registerToolResultUpdate } from './tool-result-update.js';
 
 /** Patches asked at the run's start that decide how control items travel (docs/patches.md). */
 export interface ControlPatches {
@@ -110,8 +112,29 @@ export class ControlPlane {
     return this.patches.policyOn ? this.policyWaited() : Promise.resolve(DEFAULT_WORKER_POLICY);
   }
 
+  /**
+   * Sets the control signals' handlers (approval, tool result, notification, command). Call it with
+   * the other handlers, before the workflow's first await; session.ts decides the order.
+   */
+  registerSignals(): void {
+    for (const kind of CONTROL_KINDS) {
+      setHandler(CONTROL_SIGNAL_DEFINITIONS[kind], (raw) => this.signal(kind, raw), {
+        description: DESCRIPTIONS[kind],
+      });
+    }
+  }
+
+  /** Sets the `approve` and `answerTool` updates' handlers, which tell the sender the verdict. */
+  registerUpdates(): void {
+    setHandler(approveUpdate, (raw) => this.approve(raw), {
+      description: DESCRIPTIONS.approve,
+      validator: (raw) => this.validateApproval(raw),
+    });
+    registerToolResultUpdate((raw) => this.deliver('toolResult', raw));
+  }
+
   /** A control signal: the item is applied now or queued; the handler finishes once it is applied. */
-  signal(kind: ControlKind, raw: unknown): Promise<void> | undefined {
+  private signal(kind: ControlKind, raw: unknown): Promise<void> | undefined {
     const outcome = this.deliver(kind, raw);
     return outcome instanceof Promise ? outcome.then(() => undefined) : undefined;
   }
@@ -122,7 +145,7 @@ export class ControlPlane {
    * (the SDK hands the handler a fresh copy of the arguments); a replay runs no validator, and the
    * handler parses there. Either way each approval is parsed once.
    */
-  validateApproval(raw: unknown): void {
+  private validateApproval(raw: unknown): void {
     const item = parseControl('approval', raw);
     if (!item.ok) throw ApplicationFailure.nonRetryable(item.reason, FAILURE.InvalidRequest);
     const id = currentUpdateInfo()?.id;
@@ -133,7 +156,7 @@ export class ControlPlane {
    * The `approve` update: the same path as the signal, and the approver learns at once whether it
    * applied, or why not (a refused edit, a bad signature, no such waiting call).
    */
-  async approve(raw: unknown): Promise<{ approvalId: string; approved: boolean }> {
+  private async approve(raw: unknown): Promise<{ approvalId: string; approved: boolean }> {
     const id = currentUpdateInfo()?.id;
     const item = (id !== undefined ? this.validated.get(id) : undefined) ?? parseControl('approval', raw);
     if (id !== undefined) this.validated.delete(id);
@@ -143,11 +166,6 @@ export class ControlPlane {
     }
     const approval = item.payload as ApprovalInput;
     return { approvalId: approval.approvalId, approved: approval.approved };
-  }
-
-  /** A control item sent by update: resolves to why it answered nothing, else null (the `answerTool` update). */
-  answer(kind: ControlKind, raw: unknown): string | null | Promise<string | null> {
-    return this.deliver(kind, raw);
   }
 
   /**
