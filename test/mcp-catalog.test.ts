@@ -3,7 +3,7 @@
  * `node --import tsx`) and over streamable HTTP on 127.0.0.1 (in this process, or in child processes
  * for the large-catalog refresh), plus servers that cannot start.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,8 +47,10 @@ function servers(mcpServers: Record<string, unknown>): McpServerDefinition[] {
   return parsed.servers;
 }
 
+/** Replaces the fixture's control file whole (by rename), so its 50 ms poll never reads half a file. */
 function writeControl(file: string, tools: FixtureTool[], exit = false): void {
-  writeFileSync(file, JSON.stringify({ tools, exit }));
+  writeFileSync(`${file}.next`, JSON.stringify({ tools, exit }));
+  renameSync(`${file}.next`, file);
 }
 
 const toolNames = (toolset: ToolsetEntry | undefined) => toolset?.tools.map((t) => t.name);

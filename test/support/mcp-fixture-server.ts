@@ -203,7 +203,13 @@ async function serveStdio(): Promise<void> {
   const { server, registered } = createFixtureServer(tools, journal);
   if (controlFile) {
     watchFile(controlFile, { interval: 50 }, () => {
-      const control = readControl(controlFile);
+      // A poll can land between a writer's truncate and its write: wait for the next change then.
+      let control: Control;
+      try {
+        control = readControl(controlFile);
+      } catch {
+        return;
+      }
       if (control.exit) {
         process.stderr.write('fixture: exiting as the control file asks\n');
         process.exit(4);
