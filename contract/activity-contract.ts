@@ -116,6 +116,29 @@ export interface RecallRequest {
   userId?: string;
 }
 
+/** `capabilities_search`: the same recall as a phase's, by the agent's query. */
+export interface CapabilitySearchRequest {
+  sessionId: string;
+  /** User-scoped memories are found only for the user who sent the turn's input. */
+  userId?: string;
+  query: string;
+}
+
+/** A capability the search found: a recall candidate and what the agent needs to choose it. */
+export const FoundCapability = Candidate.extend({
+  description: z.string(),
+  /** A toolset's tool names. */
+  tools: z.array(z.string()).optional(),
+});
+export type FoundCapability = z.infer<typeof FoundCapability>;
+
+export const CapabilitySearchResult = z.object({
+  skills: z.array(FoundCapability),
+  toolsets: z.array(FoundCapability),
+  memories: z.array(FoundCapability),
+});
+export type CapabilitySearchResult = z.infer<typeof CapabilitySearchResult>;
+
 export type OrchestrationMode = 'init' | 'reconcile';
 
 export interface OrchestrateRequest {
@@ -278,6 +301,8 @@ export interface SessionActivities {
   relevance(request: Budgeted<RelevanceRequest>): Promise<Metered<RelevanceResult>>;
   extractTerms(request: Budgeted<ExtractRequest>): Promise<Metered<ExtractResult>>;
   recall(request: RecallRequest): Promise<Candidates>;
+  /** The agent's `capabilities_search`: recall by its query, with what each candidate is. */
+  searchCapabilities(request: CapabilitySearchRequest): Promise<CapabilitySearchResult>;
   orchestrate(request: Budgeted<OrchestrateRequest>): Promise<Metered<PartialSelection>>;
   compact(request: Budgeted<CompactRequest>): Promise<Metered<CompactResult>>;
   createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;
