@@ -37,12 +37,12 @@ import type { ControlSignature, SignedKind } from './control-signature.js';
 export const Candidate = Cap.extend({ score: z.number() });
 export type Candidate = z.infer<typeof Candidate>;
 
+/** One list of `item` per capability kind. */
+const perKind = <T extends z.ZodType>(item: T) =>
+  z.object({ skills: z.array(item), toolsets: z.array(item), memories: z.array(item) });
+
 /** Recall's answer: scored candidates per capability kind. */
-export const Candidates = z.object({
-  skills: z.array(Candidate),
-  toolsets: z.array(Candidate),
-  memories: z.array(Candidate),
-});
+export const Candidates = perKind(Candidate);
 export type Candidates = z.infer<typeof Candidates>;
 
 /**
@@ -132,11 +132,7 @@ export const FoundCapability = Candidate.extend({
 });
 export type FoundCapability = z.infer<typeof FoundCapability>;
 
-export const CapabilitySearchResult = z.object({
-  skills: z.array(FoundCapability),
-  toolsets: z.array(FoundCapability),
-  memories: z.array(FoundCapability),
-});
+export const CapabilitySearchResult = perKind(FoundCapability);
 export type CapabilitySearchResult = z.infer<typeof CapabilitySearchResult>;
 
 export type OrchestrationMode = 'init' | 'reconcile';

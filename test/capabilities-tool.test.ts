@@ -147,7 +147,7 @@ describe('the agent finds and loads a capability mid-phase', () => {
 
     expect(await turn(handle, 2, text)).toMatchObject({ status: 'waiting', outcome: 'waiting-approval' });
     const waiting = (await handle.query(snapshotQuery)).pendingApprovals;
-    expect(waiting.map((p) => [p.tool, JSON.parse(p.arguments)])).toEqual([
+    expect(waiting.map((p) => [p.tool, JSON.parse(p.arguments) as unknown])).toEqual([
       ['capabilities_load', { kind: 'toolset', id: 'weather' }],
     ]);
     // Nothing is loaded before the approval.
