@@ -203,7 +203,7 @@ export const PATCHES = [
   },
   {
     id: 'agent-capabilities',
-    since: 'capabilities branch (2026-12-05)',
+    since: 'dffc094 (2026-12-05)',
     asked: 'start',
     where: 'workflows/session.ts (used in workflows/agent/agent-loop.ts)',
     why: 'Runs recorded before it hand a built-in `capabilities_search`, `capabilities_load` or `capabilities_unload` call to the `runTool` activity, which answers that the Session runs it (an error result); no committed history has one, since no worker offered those tools then. With it the Session runs them: the search through the `searchCapabilities` local activity, loads and unloads as a capability diff recorded as a revision with reason `agent` (`agent-capabilities` history).',
