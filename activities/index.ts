@@ -13,9 +13,11 @@ import {
   signControl,
   unsigned,
 } from '../contract/control-signature.js';
-import { describeIssues } from '../contract/text.js';
+import { clip, describeIssues } from '../contract/text.js';
 import { DEFAULT_RECALL } from '../capabilities/catalog.js';
 import type {
+  Candidate,
+  FoundCapability,
   AgentActivities,
   ApprovalEditActivities,
   PolicyActivities,
@@ -30,6 +32,9 @@ import { createRunTool } from './run-tool.js';
 import { createPolicyActivities } from './worker-policy.js';
 
 export type { ActivityDeps, SessionDirectory } from './deps.js';
+
+/** How much of a found capability's description the agent reads in a search result. */
+const FOUND_DESCRIPTION_CHARS = 300;
 
 /**
  * The id of the sub-session created for one request: derived from the parent and the request's
@@ -84,6 +89,14 @@ export function createActivities(
       signature: signControl(signingKey, 'subSessionReply', parentSessionId, body, expiry()),
     };
   };
+  // The same recall for a phase's preparation and the agent's search: one index, one set of bounds.
+  const recallFor = async (query: string, who: { sessionId: string; userId?: string | undefined }) => {
+    const options = { ...DEFAULT_RECALL, ...deps.recall };
+    const found = catalog.recall(query, options);
+    const scope = { sessionId: who.sessionId, ...(who.userId ? { userId: who.userId } : {}) };
+    // Memory candidates carry their text (shown in the activity result in the Web UI).
+    return { ...found, memories: memories ? await memories.recall(query, scope, options) : [] };
+  };
   return {
     agentStep: createAgentStep(deps),
     runTool: createRunTool(deps),
@@ -114,12 +127,29 @@ export function createActivities(
     },
 
     async recall(request) {
-      const query = request.terms.length > 0 ? request.terms.join(' ') : request.text;
-      const options = { ...DEFAULT_RECALL, ...deps.recall };
-      const found = catalog.recall(query, options);
-      const scope = { sessionId: request.sessionId, ...(request.userId ? { userId: request.userId } : {}) };
-      // Memory candidates carry their text (shown in the activity result in the Web UI).
-      return { ...found, memories: memories ? await memories.recall(query, scope, options) : [] };
+      return recallFor(request.terms.length > 0 ? request.terms.join(' ') : request.text, request);
+    },
+
+    async searchCapabilities(request) {
+      const found = await recallFor(request.query, request);
+      const described = (description: string, tools?: string[]): Omit<FoundCapability, keyof Candidate> => ({
+        description: clip(description, FOUND_DESCRIPTION_CHARS),
+        ...(tools ? { tools } : {}),
+      });
+      return {
+        skills: found.skills.map((c) => ({ ...c, ...described(catalog.skill(c.id)?.description ?? '') })),
+        toolsets: found.toolsets.map((c) => {
+          const entry = catalog.toolset(c.id);
+          return { ...c, ...described(entry?.description ?? '', entry?.tools.map((t) => t.name) ?? []) };
+        }),
+        memories: found.memories.map(({ id, name, source, score }) => ({
+          id,
+          name,
+          source,
+          score,
+          ...described(name),
+        })),
+      };
     },
 
     async orchestrate(request) {

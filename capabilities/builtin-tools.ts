@@ -1,9 +1,16 @@
 /**
  * The built-in tools every agent turn is offered, declared like MCP tools from their zod schemas. `session_create_sub` is run
- * by the Session workflow (through createSubSession); `memory_save` by the runTool activity.
+ * by the Session workflow (through createSubSession); `memory_save` by the runTool activity; the
+ * `capabilities_*` tools by the Session workflow (a search through the searchCapabilities activity).
  */
 import { z } from 'zod';
-import { BUILTIN_TOOLS, CreateSubArgs, toolInputSchema } from '../contract/builtin-tools.js';
+import {
+  BUILTIN_TOOLS,
+  CapabilitiesSearchArgs,
+  CapabilityChangeArgs,
+  CreateSubArgs,
+  toolInputSchema,
+} from '../contract/builtin-tools.js';
 import type { ToolDeclaration } from './catalog.js';
 import { MAX_MEMORY_TEXT } from './memory-store.js';
 
@@ -35,6 +42,28 @@ export const BUILTIN_DECLARATIONS: Record<BuiltinTool, ToolDeclaration> = {
     description:
       'Remember a fact for later: scope "session" (default) for this session, "user" for every session of this user (the user approves a "user" save first).',
     inputSchema: toolInputSchema(MemorySaveArgs),
+    requiresApproval: false,
+  },
+  capabilities_search: {
+    name: 'capabilities_search',
+    description:
+      'Search the capability catalog (Skills, toolsets with their tools, and memories) when the loaded tools cannot do the next step. ' +
+      'Returns what fits, each with its kind, id and whether it is loaded; load one with capabilities_load.',
+    inputSchema: toolInputSchema(CapabilitiesSearchArgs),
+    requiresApproval: false,
+  },
+  capabilities_load: {
+    name: 'capabilities_load',
+    description:
+      'Load a Skill, toolset or memory that capabilities_search found in this turn. Its instructions or tools are in your next step. ' +
+      'Loads and unloads are limited per turn.',
+    inputSchema: toolInputSchema(CapabilityChangeArgs),
+    requiresApproval: false,
+  },
+  capabilities_unload: {
+    name: 'capabilities_unload',
+    description: 'Unload a loaded Skill, toolset or memory that the task no longer needs.',
+    inputSchema: toolInputSchema(CapabilityChangeArgs),
     requiresApproval: false,
   },
 };

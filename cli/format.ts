@@ -159,6 +159,13 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
   for (const [kind, list] of kinds) for (const cap of list) caps.push([kind, cap.id, cap.name, cap.source]);
   if (caps.length === 0) caps.push(['—', '(none loaded)', '', '']);
   out.push('', `Capabilities (revision ${view.capabilities.revision})`, caps.toString());
+  // Views from workers that predate revision records have none.
+  for (const r of view.capabilityRevisions ?? []) {
+    const changes = [...r.added.map((a) => `+${a}`), ...r.removed.map((c) => `-${c}`)].join(' ');
+    out.push(
+      `  revision ${r.revision} by ${r.reason} at input #${r.seq}${r.callId ? ` (${r.callId})` : ''}: ${changes}`,
+    );
+  }
 
   if (view.parentSessionId || view.children.length > 0) out.push('', 'Session tree', formatTree(view));
 
@@ -338,7 +345,7 @@ export function formatEvent(event: SessionEvent): string {
     case 'stage.finished':
       return `${head}: ${event.stage} → ${clip(event.outcome, 80)}`;
     case 'capabilities.changed':
-      return `${head}: ${[...event.added.map((a) => `+${a}`), ...event.removed.map((r) => `-${r}`)].join(' ')}`;
+      return `${head}: ${[...event.added.map((a) => `+${a}`), ...event.removed.map((r) => `-${r}`)].join(' ')}${event.reason === 'agent' ? ' (by the agent)' : ''}`;
     case 'tool.proposed':
     case 'approval.waiting':
       return `${head}: ${event.tool}(${clip(event.arguments, 80)})${event.kind === 'approval.waiting' ? ` approvalId ${event.approvalId}` : ''}`;

@@ -37,12 +37,12 @@ import type { ControlSignature, SignedKind } from './control-signature.js';
 export const Candidate = Cap.extend({ score: z.number() });
 export type Candidate = z.infer<typeof Candidate>;
 
+/** One list of `item` per capability kind. */
+const perKind = <T extends z.ZodType>(item: T) =>
+  z.object({ skills: z.array(item), toolsets: z.array(item), memories: z.array(item) });
+
 /** Recall's answer: scored candidates per capability kind. */
-export const Candidates = z.object({
-  skills: z.array(Candidate),
-  toolsets: z.array(Candidate),
-  memories: z.array(Candidate),
-});
+export const Candidates = perKind(Candidate);
 export type Candidates = z.infer<typeof Candidates>;
 
 /**
@@ -115,6 +115,25 @@ export interface RecallRequest {
   text: string;
   userId?: string;
 }
+
+/** `capabilities_search`: the same recall as a phase's, by the agent's query. */
+export interface CapabilitySearchRequest {
+  sessionId: string;
+  /** User-scoped memories are found only for the user who sent the turn's input. */
+  userId?: string;
+  query: string;
+}
+
+/** A capability the search found: a recall candidate and what the agent needs to choose it. */
+export const FoundCapability = Candidate.extend({
+  description: z.string(),
+  /** A toolset's tool names. */
+  tools: z.array(z.string()).optional(),
+});
+export type FoundCapability = z.infer<typeof FoundCapability>;
+
+export const CapabilitySearchResult = perKind(FoundCapability);
+export type CapabilitySearchResult = z.infer<typeof CapabilitySearchResult>;
 
 export type OrchestrationMode = 'init' | 'reconcile';
 
@@ -278,6 +297,8 @@ export interface SessionActivities {
   relevance(request: Budgeted<RelevanceRequest>): Promise<Metered<RelevanceResult>>;
   extractTerms(request: Budgeted<ExtractRequest>): Promise<Metered<ExtractResult>>;
   recall(request: RecallRequest): Promise<Candidates>;
+  /** The agent's `capabilities_search`: recall by its query, with what each candidate is. */
+  searchCapabilities(request: CapabilitySearchRequest): Promise<CapabilitySearchResult>;
   orchestrate(request: Budgeted<OrchestrateRequest>): Promise<Metered<PartialSelection>>;
   compact(request: Budgeted<CompactRequest>): Promise<Metered<CompactResult>>;
   createSubSession(request: CreateSubRequest): Promise<CreateSubResult>;

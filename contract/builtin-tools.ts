@@ -8,8 +8,19 @@
 import { z } from 'zod';
 import { ResourceRef } from './messages.js';
 
+/**
+ * The built-ins with which the agent finds and changes its own capabilities mid-phase: a search over
+ * the same recall the Session prepares a phase with, and loads and unloads applied as a capability diff.
+ */
+export const CAPABILITY_TOOLS = ['capabilities_search', 'capabilities_load', 'capabilities_unload'] as const;
+export type CapabilityTool = (typeof CAPABILITY_TOOLS)[number];
+
 /** Built-in tools: offered to every agent turn, run by the Session itself (never by an MCP server). */
-export const BUILTIN_TOOLS = ['session_create_sub', 'memory_save'] as const;
+export const BUILTIN_TOOLS = ['session_create_sub', 'memory_save', ...CAPABILITY_TOOLS] as const;
+
+export function isCapabilityTool(name: string): name is CapabilityTool {
+  return (CAPABILITY_TOOLS as readonly string[]).includes(name);
+}
 
 /** `session_create_sub` arguments: the request handed over verbatim. */
 export const CreateSubArgs = z
@@ -19,6 +30,32 @@ export const CreateSubArgs = z
   })
   .strict();
 export type CreateSubArgs = z.infer<typeof CreateSubArgs>;
+
+/** `capabilities_search` arguments: what the agent needs, in its own words. */
+export const CapabilitiesSearchArgs = z
+  .object({
+    query: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .describe('What you need, in task terms: "weather forecast", "convert markdown to word".'),
+  })
+  .strict();
+export type CapabilitiesSearchArgs = z.infer<typeof CapabilitiesSearchArgs>;
+
+/** The kinds the agent loads and unloads, as `capabilities_search` names them. */
+export const CapabilityKind = z.enum(['skill', 'toolset', 'memory']);
+export type CapabilityKind = z.infer<typeof CapabilityKind>;
+
+/** `capabilities_load` / `capabilities_unload` arguments: one capability by kind and id. */
+export const CapabilityChangeArgs = z
+  .object({
+    kind: CapabilityKind.describe('The kind, as capabilities_search listed it.'),
+    id: z.string().trim().min(1).max(200).describe('The id, as capabilities_search listed it (or as loaded).'),
+  })
+  .strict();
+export type CapabilityChangeArgs = z.infer<typeof CapabilityChangeArgs>;
 
 /** A tool's MCP-style `inputSchema`, derived from its zod schema (what a caller may send). */
 export function toolInputSchema(schema: z.ZodType): Record<string, unknown> {

@@ -92,6 +92,8 @@ export const SessionEvent = z.discriminatedUnion('kind', [
     added: z.array(z.string()),
     removed: z.array(z.string()),
     revision: z.number().int(),
+    /** `agent` for the agent's `capabilities_load` / `capabilities_unload`; absent (orchestration) before it existed. */
+    reason: z.enum(['orchestration', 'agent']).optional(),
   }),
   z.object({ ...base, kind: z.literal('tool.proposed'), ...call, arguments: z.string(), step: z.number().int() }),
   z.object({

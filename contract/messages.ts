@@ -300,6 +300,11 @@ export const Settings = z
     /** Sub-sessions the agent may create with `session_create_sub` in one turn; more are tool errors. */
     maxSubSessionsPerTurn: z.number().int().min(0).max(20).default(3),
     /**
+     * Capabilities the agent may load or unload with `capabilities_load` / `capabilities_unload` in one
+     * turn; more are tool errors. 0 leaves the agent only `capabilities_search`.
+     */
+    maxCapabilityChangesPerTurn: z.number().int().min(0).max(20).default(4),
+    /**
      * How deep the Session tree may grow: a top-level Session is depth 0, its sub-sessions 1. A
      * Session at this depth creates no sub-sessions (the agent gets a tool error, routing keeps the request).
      */

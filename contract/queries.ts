@@ -64,6 +64,8 @@ export const SessionView = z.object({
     })
     .nullable(),
   capabilities: Capabilities,
+  /** The newest capability revisions: by the phase's orchestration or the agent (empty from older workers). */
+  capabilityRevisions: SessionState.shape.capabilityRevisions,
   lastDecision: DecisionRecord.nullable(),
   pendingOutOfScope: z.number().int(),
   children: SessionState.shape.children,

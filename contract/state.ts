@@ -81,6 +81,23 @@ export const CapabilityDiff = z.object({
 });
 export type CapabilityDiff = z.infer<typeof CapabilityDiff>;
 
+/** Who changed the loaded capabilities: the phase's orchestration, or the agent's own load or unload. */
+export const RevisionReason = z.enum(['orchestration', 'agent']);
+export type RevisionReason = z.infer<typeof RevisionReason>;
+
+/** One change of the loaded capabilities, newest last: what revision it made, why, and for which input. */
+export const CapabilityRevision = z.object({
+  revision: z.number().int().nonnegative(),
+  reason: RevisionReason,
+  seq: z.number().int(),
+  /** The agent's `capabilities_load` / `capabilities_unload` call; null for orchestration. */
+  callId: z.string().nullable(),
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  at: z.number(),
+});
+export type CapabilityRevision = z.infer<typeof CapabilityRevision>;
+
 export const StageRecord = z.object({
   stage: z.string(),
   startedAt: z.number(),
@@ -280,6 +297,11 @@ export const ActiveTurn = z.object({
   /** The last failing call (tool and arguments) and how many times in a row it failed. */
   failing: z.object({ key: z.string(), count: z.number().int() }).nullable(),
   interrupted: z.boolean(),
+  /**
+   * What the agent's `capabilities_search` calls found in this turn, the only capabilities
+   * `capabilities_load` may add (absent until the first search).
+   */
+  found: z.object({ skills: z.array(Cap), toolsets: z.array(Cap), memories: z.array(Cap) }).optional(),
 });
 export type ActiveTurn = z.infer<typeof ActiveTurn>;
 
@@ -408,6 +430,8 @@ export const SessionState = z.object({
   transcript: z.array(TranscriptItem).default([]),
   /** What tool calls produced or named, oldest first, one entry per uri (added without a schema bump: it defaults). */
   artifacts: z.array(Artifact).default([]),
+  /** Changes of the loaded capabilities, newest last, by orchestration or the agent (added without a schema bump). */
+  capabilityRevisions: z.array(CapabilityRevision).default([]),
   /** Settings the worker's caps changed, newest last (workflows/run/setting-caps.ts). */
   settingsClamped: z.array(SettingClamp).default([]),
   /** The newest durable events, oldest first (contract/events.ts; workflows/ledger/events.ts appends). */
@@ -491,6 +515,8 @@ export const CARRIED_LISTS = {
    * but before the de-duplication window (a rank between theirs), and the newest few always stay.
    */
   artifacts: { count: 100, bytes: 48 * KiB, share: 'trim', cap: { rank: 9.5, keep: 10 } },
+  /** Capability changes (orchestration and the agent's loads); small, given up late. */
+  capabilityRevisions: { count: 50, bytes: 24 * KiB, share: 'trim', cap: { rank: 10.5, keep: 5 } },
   /** At most one entry per capped setting and run; tiny, so given up last. */
   settingsClamped: { count: 20, bytes: 4 * KiB, share: 'trim', cap: { rank: 11, keep: 0 } },
   /** The durable event log a reconnecting subscriber resumes from; the oldest go first. */

@@ -53,3 +53,12 @@ export function describeIssues(error: z.ZodError): string {
     .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
     .join('; ');
 }
+
+/** JSON text as a value; text that is not JSON is returned as is, for a schema to refuse. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

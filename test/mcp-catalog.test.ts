@@ -368,7 +368,7 @@ describe('connectMcpToolsets', () => {
         'mcpServers.bad.url: must be a string',
         expect.stringMatching(/^mcpServers\.broken: skipped: spawn/),
       ]);
-      expect(catalog.size()).toEqual({ skills: 30, toolsets: 21 });
+      expect(catalog.size()).toEqual({ skills: 30, toolsets: 20 });
       expect(catalog.recall('look up the book with this ISBN').toolsets[0]).toMatchObject({
         id: 'mcp-library',
         source: 'mcp:library',

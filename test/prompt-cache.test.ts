@@ -89,7 +89,13 @@ describe('agent requests keep a stable prefix', () => {
     const prefix = prefixes[0] ?? '';
     // The prefix holds the sorted tools and the loaded Skills, and is long enough for a provider to cache.
     expect(prefix).toMatch(/^\{"model":"[^"]+","tools":\[/);
-    expect(continues[0]?.tools.map((t) => t.name)).toEqual(['memory_save', 'session_create_sub']);
+    expect(continues[0]?.tools.map((t) => t.name)).toEqual([
+      'capabilities_load',
+      'capabilities_search',
+      'capabilities_unload',
+      'memory_save',
+      'session_create_sub',
+    ]);
     expect(prefix).toContain('## Skill: Write a Markdown Guide');
     expect(prefix.length / PROMPT_CACHE.charsPerToken).toBeGreaterThan(PROMPT_CACHE.minTokens);
     // The initialize turn differs only after its Skills and tools: in the decision note.

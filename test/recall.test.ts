@@ -116,7 +116,7 @@ describe('IndexedCatalog.replace', () => {
     expect(index.recall('vector embeddings').toolsets).toEqual([
       { id: 'mcp-vector-db', name: 'Vector DB', source: 'mcp:vector-db', score: expect.any(Number) as number },
     ]);
-    expect(index.size()).toEqual({ skills: 30, toolsets: 20 });
+    expect(index.size()).toEqual({ skills: 30, toolsets: 19 });
     expect(index.toolset('mcp-vector-db')?.tools[0]?.name).toBe('nearest');
   });
 });

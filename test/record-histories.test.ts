@@ -622,6 +622,29 @@ describe.runIf(enabled)('record replay histories', () => {
     await record('agent-sub-session', handle);
   });
 
+  it('agent-capabilities: the agent searches, loads a toolset the orchestrator left out, uses it in the same turn, then unloads it', async () => {
+    forget('agent-capabilities');
+    const handle = await sessionWith('Find places and routes for a weekend in Oslo', ['maps']);
+    const forecast = 'what will the weather be in Oslo';
+    const waiting = await turn(handle, 2, forecast, [
+      { toolCalls: [{ id: 'call_find', name: 'capabilities_search', arguments: { query: 'weather forecast' } }] },
+      { toolCalls: [{ id: 'call_load', name: 'capabilities_load', arguments: { kind: 'toolset', id: 'weather' } }] },
+      { toolCalls: [{ id: 'call_wx', name: 'get_forecast', arguments: { location: 'Oslo' } }] },
+      { content: 'Rain on Saturday.' },
+    ]);
+    expect(waiting).toMatchObject({ status: 'waiting', outcome: 'waiting-tool' });
+    await handle.signal(toolResultSignal, { callId: 'call_wx', resultId: '2:3:call_wx', output: 'rain' });
+    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] });
+    expect(done.record?.agent?.toolCalls.map((c) => c.status)).toEqual(['ok', 'ok', 'ok']);
+    const unloaded = await turn(handle, 3, 'unload the weather tools', [
+      { toolCalls: [{ name: 'capabilities_unload', arguments: { kind: 'toolset', id: 'weather' } }] },
+      { content: 'Unloaded.' },
+    ]);
+    expect(unloaded.record?.agent?.toolCalls.map((c) => c.status)).toEqual(['ok']);
+    await idle(handle);
+    await record('agent-capabilities', handle);
+  });
+
   it('sub-session-answers: a routed request and two delegations reusing call_1 answer back to the parent', async () => {
     for (const scenario of ['answers-parent', 'answers-routed-child', 'answers-delegated-child']) forget(scenario);
     const goal = 'Write the release notes for version 2';

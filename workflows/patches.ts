@@ -201,6 +201,13 @@ export const PATCHES = [
     where: 'workflows/session.ts (used in workflows/control/control-plane.ts, workflows/control/signed-control.ts)',
     why: "Runs recorded before it judge control by the worker policy asked at their start: with no keys then, unsigned approvals, tool results, commands and identities are applied until the run continues as new, and a run's key ids are frozen, so a rotation strands a waiting approval; signed items are de-duplicated only by id in `recentControl`. With it every item but a notification waits for the `checkControl` local activity (whether the worker requires signing now, and whether the signature holds under its current keys and maximum lifetime), a user identity is checked the same way when its input is bound, accepted signed items are remembered by MAC per kind until they expire (`replayWindow`), and a `message` signal waits behind the control items sent before it, as a submit does (`current-control-policy` history).",
   },
+  {
+    id: 'agent-capabilities',
+    since: 'dffc094 (2026-12-05)',
+    asked: 'start',
+    where: 'workflows/session.ts (used in workflows/agent/agent-loop.ts)',
+    why: 'Runs recorded before it hand a built-in `capabilities_search`, `capabilities_load` or `capabilities_unload` call to the `runTool` activity, which answers that the Session runs it (an error result); no committed history has one, since no worker offered those tools then. With it the Session runs them: the search through the `searchCapabilities` local activity, loads and unloads as a capability diff recorded as a revision with reason `agent` (`agent-capabilities` history).',
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -232,6 +239,7 @@ export const ASKED_AFTER_HANDLERS = [
   'speculative-agent-step',
   'combined-understanding',
   'compaction-beside',
+  'agent-capabilities',
 ] as const satisfies readonly PatchId[];
 
 /**

@@ -9,6 +9,7 @@ import type { AlignedTask } from '../contract/activity-contract.js';
 import { applySelection, completeSelection, emptyCandidates } from './environment/capability-diff.js';
 import { type Candidates } from '../contract/activity-contract.js';
 import { compactBeside, compactPhase, openPhase } from './environment/phases.js';
+import { commitCapabilities } from './environment/capability-revisions.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './understanding/decide.js';
 import { runAgentTurn, type TurnExit } from './agent/agent-loop.js';
 import { answerParent } from './children/sub-sessions.js';
@@ -61,6 +62,7 @@ export function sessionContext(
     patches: {
       combinedUnderstanding: patches['combined-understanding'],
       compactionBeside: patches['compaction-beside'],
+      agentCapabilities: patches['agent-capabilities'],
     },
     taskQueue: workflowInfo().taskQueue,
     meter,
@@ -282,16 +284,8 @@ async function prepareEnvironment(
   }
   await runStage(record, STAGE.apply, ctx.show, () => {
     const applied = applySelection(current, candidates, selected.value);
-    state.capabilities = applied.next;
+    commitCapabilities(state, applied, { reason: 'orchestration', seq: input.seq, callId: null });
     record.diff = applied.diff;
-    if (applied.diff.added.length > 0 || applied.diff.removed.length > 0) {
-      emit(state, {
-        kind: 'capabilities.changed',
-        added: applied.diff.added,
-        removed: applied.diff.removed,
-        revision: applied.next.revision,
-      });
-    }
     record.dropped = applied.dropped;
     return Promise.resolve(applied);
   });

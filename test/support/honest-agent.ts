@@ -125,3 +125,83 @@ export const honestCompaction: Handler = (req): Reply => {
     },
   };
 };
+
+/** A tool the user's message names (`snake_case`), with the JSON arguments written right after it. */
+interface NamedTool {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** The tools a message names, each followed by its arguments as a JSON object: `get_forecast {"location":"Oslo"}`. */
+export function namedTools(text: string): NamedTool[] {
+  const named: NamedTool[] = [];
+  for (const match of text.matchAll(/\b([a-z]+(?:_[a-z]+)+)\s*(\{[^}]*\})/g)) {
+    try {
+      named.push({ name: match[1]!, arguments: JSON.parse(match[2]!) as Record<string, unknown> });
+    } catch {
+      // Not JSON after all: not a tool the user named.
+    }
+  }
+  return named;
+}
+
+/** The current turn's calls and results: every message after the newest user message. */
+function turnSoFar(req: RecordedRequest): Array<{ call: { name: string; arguments: string }; result: string | null }> {
+  const start = req.messages.map((m) => m.role).lastIndexOf('user');
+  const messages = req.messages.slice(start + 1);
+  return messages.flatMap((m) =>
+    (m.toolCalls ?? []).map((call) => ({
+      call,
+      result: messages.find((r) => r.role === 'tool' && r.toolCallId === call.id)?.content ?? null,
+    })),
+  );
+}
+
+/**
+ * The honest agent of capabilities found mid-phase. The user's newest message names the tools it
+ * wants run with their arguments (`get_forecast {"location":"Oslo"}`), or asks to "unload the <id>
+ * toolset". From its request alone:
+ * - a refused capability change as the newest result: replies with the refusal;
+ * - every named tool has a result in this turn: replies with the results;
+ * - the next named tool is among the request's tools: calls it with the user's arguments;
+ * - else, a `capabilities_search` result of this turn lists a toolset with that tool: loads exactly
+ *   that toolset id (it loads nothing else, and nothing the search did not list);
+ * - else, no search for it yet in this turn: searches with the tool's words;
+ * - else says the catalog has nothing that offers it.
+ */
+export const capabilityAgent: Handler = (req): Reply => {
+  const task = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const done = turnSoFar(req);
+  const last = req.messages.at(-1);
+  if (last?.role === 'tool' && /^\[error\] capabilities_(load|unload): refused/.test(last.content)) {
+    return { content: `I could not get what I need: ${last.content}` };
+  }
+  const unload = /unload the ([\w-]+) toolset/i.exec(task)?.[1];
+  if (unload) {
+    const result = done.find((d) => d.call.name === 'capabilities_unload')?.result;
+    if (result == null)
+      return { toolCalls: [{ name: 'capabilities_unload', arguments: { kind: 'toolset', id: unload } }] };
+    return { content: `${result}. Tools now: ${req.tools.map((t) => t.name).join(', ')}` };
+  }
+  const wanted = namedTools(task);
+  if (wanted.length === 0) return { content: 'What would you like me to do?' };
+  const next = wanted.find((tool) => !done.some((d) => d.call.name === tool.name && d.result !== null));
+  if (!next) {
+    const results = wanted.map((tool) => done.find((d) => d.call.name === tool.name)?.result ?? '');
+    return { content: `Done. ${results.join(' ')}` };
+  }
+  if (offers(req, next.name)) return { toolCalls: [{ name: next.name, arguments: next.arguments }] };
+  const query = next.name.replace(/_/g, ' ');
+  const searches = done.filter((d) => d.call.name === 'capabilities_search' && d.result !== null);
+  for (const search of searches) {
+    const found = (
+      JSON.parse(search.result ?? '{}') as { found?: Array<{ kind: string; id: string; tools?: string[] }> }
+    ).found;
+    const toolset = found?.find((f) => f.kind === 'toolset' && f.tools?.includes(next.name));
+    if (toolset) return { toolCalls: [{ name: 'capabilities_load', arguments: { kind: 'toolset', id: toolset.id } }] };
+  }
+  if (!searches.some((d) => d.call.arguments.includes(query))) {
+    return { toolCalls: [{ name: 'capabilities_search', arguments: { query } }] };
+  }
+  return { content: `No capability in the catalog offers ${next.name}.` };
+};

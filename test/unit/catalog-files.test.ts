@@ -187,10 +187,10 @@ describe('loadCatalogDir with broken files', () => {
 });
 
 describe('the demo catalog', () => {
-  it('loads 30 skills and 19 toolsets without problems', () => {
+  it('loads 30 skills and 18 toolsets without problems', () => {
     const loaded = loadCatalogDir('catalog');
     expect(loaded.problems).toEqual([]);
     expect(loaded.entries.filter((e) => e.kind === 'skill')).toHaveLength(30);
-    expect(loaded.entries.filter((e) => e.kind === 'toolset')).toHaveLength(19);
+    expect(loaded.entries.filter((e) => e.kind === 'toolset')).toHaveLength(18);
   });
 });

@@ -6,9 +6,9 @@
  * server restarts and continue-as-new; a restart never runs a tool without its approval.
  */
 import { condition, isCancellation, patched } from '@temporalio/workflow';
-import { CreateSubArgs } from '../../contract/builtin-tools.js';
+import { CreateSubArgs, isCapabilityTool } from '../../contract/builtin-tools.js';
 import { MAX_TEXT_CHARS, type ResourceRef } from '../../contract/messages.js';
-import { clip, describeIssues } from '../../contract/text.js';
+import { clip, describeIssues, parseJson } from '../../contract/text.js';
 import type { AgentStepRequest } from '../../contract/activity-contract.js';
 import { finishRecord } from '../ledger/decision-records.js';
 import { recordApprovalRequested } from '../ledger/metrics.js';
@@ -18,7 +18,8 @@ import { describeFailure } from '../stages/stage-runner.js';
 import { LIMITS, STAGE, type ActiveTurn, type BoundInput, type TurnOutcome } from '../../contract/state.js';
 import { createSubSession } from '../children/sub-sessions.js';
 import { requestOf, userItem } from './step-request.js';
-import { interruptCalls, nextAction, sealStep, startStep } from './tool-calls.js';
+import { interruptCalls, nextAction, sealStep, startStep, type RunVia } from './tool-calls.js';
+import { runCapabilityTool } from './capability-tools.js';
 import { clipReason } from '../../contract/budget.js';
 import { approvalIdOf, argumentsHashOf, finishCall } from '../../contract/pending-calls.js';
 import { emit, emitCallFinished, lastEventId } from '../ledger/events.js';
@@ -142,16 +143,19 @@ async function carryOutStep(ctx: SessionContext, turn: ActiveTurn): Promise<'don
   return 'done';
 }
 
-/** Runs one call on the worker (MCP, memory_save) or starts a sub-session (session_create_sub). */
-async function runCall(
-  ctx: SessionContext,
-  turn: ActiveTurn,
-  call: PendingCall,
-  via: 'mcp' | 'memory_save' | 'session_create_sub',
-): Promise<void> {
+/**
+ * Runs one call on the worker (MCP, memory_save), starts a sub-session (session_create_sub), or changes
+ * the agent's capabilities (capabilities_*).
+ */
+async function runCall(ctx: SessionContext, turn: ActiveTurn, call: PendingCall, via: RunVia): Promise<void> {
   const { state } = ctx;
   ctx.show(STAGE.agent);
   try {
+    // Runs recorded before the Session ran these hand them to runTool, as they did then.
+    if (isCapabilityTool(via) && ctx.patches.agentCapabilities) {
+      await runCapabilityTool(ctx, turn, call, via);
+      return;
+    }
     if (via === 'session_create_sub') {
       // The worker checked the arguments against the derived JSON Schema; this parse only types them.
       const parsed = CreateSubArgs.safeParse(parseJson(call.arguments));
@@ -282,13 +286,4 @@ function end(ctx: SessionContext, turn: ActiveTurn, outcome: TurnOutcome, reason
   state.turn = null;
   finishRecord(state, turn.record);
   return 'finished';
-}
-
-/** JSON text as a value; text that is not JSON is returned as is, for the schema to refuse. */
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }

@@ -8,6 +8,7 @@
  *
  * Pure module: safe to import from workflow code.
  */
+import { isCapabilityTool, type CapabilityTool } from '../../contract/builtin-tools.js';
 import { finishCall } from '../../contract/pending-calls.js';
 import type { ActiveTurn, AgentToolCall, PendingCall, SessionState } from '../../contract/state.js';
 import { clipBytes } from '../../contract/text.js';
@@ -17,12 +18,15 @@ import { recordStepArtifacts } from './artifacts.js';
 /** Arguments and results as the decision record shows them. */
 const RECORD_FIELD_BYTES = 1024;
 
+/** Where a call that runs now is run: an MCP server, or the built-in of that name. */
+export type RunVia = 'mcp' | 'memory_save' | 'session_create_sub' | CapabilityTool;
+
 /** What the turn must do next for a call. */
 export type NextAction =
   | { kind: 'finish'; status: ToolCallStatus; output: string }
   | { kind: 'await-approval' }
   | { kind: 'await-result' }
-  | { kind: 'run'; via: 'mcp' | 'memory_save' | 'session_create_sub' }
+  | { kind: 'run'; via: RunVia }
   | { kind: 'done' };
 
 /** Starts a step: the model's calls, in its order, none carried out yet (and the reasoning beside them, if any). */
@@ -62,6 +66,7 @@ export function nextAction(call: PendingCall): NextAction {
   }
   if (call.execution === 'external') return { kind: 'await-result' };
   if (call.execution === 'builtin') {
+    if (isCapabilityTool(call.tool)) return { kind: 'run', via: call.tool };
     return { kind: 'run', via: call.tool === 'session_create_sub' ? 'session_create_sub' : 'memory_save' };
   }
   return { kind: 'run', via: 'mcp' };

@@ -4,7 +4,7 @@
  * cleared before their replacement is known.
  */
 import type { Candidates, PartialSelection } from '../../contract/activity-contract.js';
-import { CAP_KINDS, type CapKind, type Capabilities, type CapabilityDiff } from '../../contract/state.js';
+import { CAP_KINDS, type Cap, type CapKind, type Capabilities, type CapabilityDiff } from '../../contract/state.js';
 
 /** The ids to load, per kind. */
 export type Selection = Record<CapKind, string[]>;
@@ -32,8 +32,20 @@ export interface AppliedSelection {
   dropped: string[];
 }
 
+/** The selection that loads or unloads one capability on top of the current ones, all else kept. */
+export function changeOne(current: Capabilities, kind: CapKind, id: string, op: 'load' | 'unload'): Selection {
+  const ids = (k: CapKind) => current[k].map((c) => c.id);
+  const selection: Selection = { skills: ids('skills'), toolsets: ids('toolsets'), memories: ids('memories') };
+  selection[kind] = op === 'load' ? [...selection[kind], id] : selection[kind].filter((loaded) => loaded !== id);
+  return selection;
+}
+
 /** Keeps the selected ids that are candidates or current, and reports what changed. */
-export function applySelection(current: Capabilities, candidates: Candidates, selection: Selection): AppliedSelection {
+export function applySelection(
+  current: Capabilities,
+  candidates: Record<CapKind, Cap[]>,
+  selection: Selection,
+): AppliedSelection {
   const diff: CapabilityDiff = { added: [], removed: [], kept: [] };
   const dropped: string[] = [];
   const next: Capabilities = { skills: [], toolsets: [], memories: [], revision: current.revision };

@@ -10,6 +10,7 @@ import {
   AgentStepResult,
   AgentTurnResult,
   Candidates,
+  CapabilitySearchResult,
   RunToolResult,
   CompactionOutput,
   CreateSubResult,
@@ -20,6 +21,7 @@ import {
   type AgentActivities,
   type AgentStepRequest,
   type AgentTurnRequest,
+  type CapabilitySearchRequest,
   type PolicyActivities,
   type RunToolRequest,
   type CompactRequest,
@@ -195,6 +197,9 @@ export function makeActivities(settings: Settings, meter?: ActivityMeter) {
       checked(ExtractionOutput, metered('extraction', await extractTerms(budgeted(request)))),
     recall: async (request: RecallRequest) =>
       checked(Candidates, await recall.recall(request), FAILURE.InvalidRecallResult),
+    // The agent's search is the same look-up: the same local activity bounds.
+    searchCapabilities: async (request: CapabilitySearchRequest) =>
+      checked(CapabilitySearchResult, await recall.searchCapabilities(request), FAILURE.InvalidRecallResult),
     orchestrate: async (request: OrchestrateRequest) =>
       checked(
         OrchestrationOutput,

@@ -21,7 +21,12 @@ export interface SessionContext {
   /** The agent's first step sent beside the relevance call on a continue-shaped Session (speculation.ts). */
   readonly speculation: Speculation;
   /** Patches asked at the run's start (session.ts) for behaviour that begins later in an input. */
-  readonly patches: { readonly combinedUnderstanding: boolean; readonly compactionBeside: boolean };
+  readonly patches: {
+    readonly combinedUnderstanding: boolean;
+    readonly compactionBeside: boolean;
+    /** The agent's `capabilities_*` tools run in the Session (agent/capability-tools.ts), not by runTool. */
+    readonly agentCapabilities: boolean;
+  };
   /** Counts model usage toward the Session and the input being processed, and tells calls their budget. */
   readonly meter: UsageMeter;
 }

@@ -40,6 +40,7 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
         }
       : null,
     capabilities: state.capabilities,
+    capabilityRevisions: state.capabilityRevisions.slice(-10),
     lastDecision: state.decisions.at(-1) ?? null,
     pendingOutOfScope: state.outOfScope.filter((r) => r.status === 'pending').length,
     children: state.children,
