@@ -20,7 +20,7 @@ import { createSubSession } from '../children/sub-sessions.js';
 import { requestOf, userItem } from './step-request.js';
 import { interruptCalls, nextAction, sealStep, startStep } from './tool-calls.js';
 import { clipReason } from '../../contract/budget.js';
-import { approvalIdOf, argumentsHashOf, finishCall } from '../../contract/pending-calls.js';
+import { approvalContextOf, approvalIdOf, argumentsHashOf, finishCall } from '../../contract/pending-calls.js';
 import { emit, emitCallFinished, lastEventId } from '../ledger/events.js';
 import type { PendingCall } from '../../contract/state.js';
 
@@ -124,6 +124,7 @@ async function carryOutStep(ctx: SessionContext, turn: ActiveTurn): Promise<'don
             approvalId: approvalIdOf(turn, call),
             argumentsHash: argumentsHashOf(call),
             arguments: call.arguments,
+            ...approvalContextOf(ctx.state, turn, call),
           });
         }
         call.state = waitingFor;
