@@ -71,6 +71,8 @@ export function resolveCalls(
   specs: AgentToolSpec[],
   validator: ToolArgumentValidator,
   policy?: PolicyContext,
+  /** The tools' risk tags, recorded on each call for the people who approve it. */
+  riskTags?: PolicyContext['riskTags'],
 ): ResolvedToolCall[] {
   const byFunction = new Map(specs.map((s) => [s.functionName, s]));
   return calls.map((call) => {
@@ -104,6 +106,7 @@ export function resolveCalls(
         : required,
       argumentError: validator.check(spec.inputSchema, call.arguments),
       policy: decision,
+      ...(riskTags ? { riskTags: [...riskTags(spec.toolset, spec.tool)] } : {}),
     };
   });
 }
@@ -205,6 +208,7 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
               tools,
               validator,
               toolPolicy ? { policy: toolPolicy, sessionKind: request.sessionKind ?? null, riskTags } : undefined,
+              riskTags,
             ),
           }
         : answer;

@@ -283,7 +283,12 @@ function markdown(): string {
           '(the input the Session was working on, 0 before the first, then the event’s place among its events), ' +
           'the `prev` id before it (null for the first), `seq`, workflow time `at` and a `kind`: ' +
           EVENT_KINDS.map(code).join(', ') +
-          '. `agent.delta` is best effort and never in the log. Text fields are clipped to 2,048 bytes. `gap` is ' +
+          '. `agent.delta` is best effort and never in the log. Text fields are clipped to 2,048 bytes. ' +
+          '`approval.waiting`, like `snapshot().pendingApprovals`, says why the call waits (`why`: `source` ' +
+          '`policy` with the rule and its reason, `toolset` for the toolset’s `requiresApproval`, or ' +
+          '`user-memory`; the toolset and the tool’s `riskTags`), the input’s text (`userMessage`) and the ' +
+          'agent’s words beside the call (`agentText`), each clipped to 500 characters (absent from older ' +
+          'workers). `gap` is ' +
           'true when the log dropped events after `after` that the caller never saw (read the snapshot again); ' +
           '`more` when `limit` cut the page. `SessionClient.events` and the gateway’s Server-Sent Events ' +
           '(`GET /sessions/{id}/events`, `Last-Event-ID`) follow it with the live push in between.',

@@ -14,6 +14,7 @@
 import type { Sinks } from '@temporalio/workflow';
 import { z } from 'zod';
 import { Sender } from './messages.js';
+import { ApprovalReason } from './transcript.js';
 
 /** Every event kind, durable or best effort. */
 export const EVENT_KINDS = [
@@ -60,6 +61,21 @@ const base = {
 
 const call = { callId: z.string(), tool: z.string() };
 
+/**
+ * What a person deciding on a waiting call needs besides the call (absent from events and views of
+ * older workers): why it waits, what the user asked in the input it serves, and the words the agent
+ * wrote beside the call (its stated reason), each clipped to APPROVAL_CONTEXT_CHARS.
+ */
+export const approvalContext = {
+  why: ApprovalReason.optional(),
+  /** The input's text (the user's message) the turn is answering; null when no longer kept. */
+  userMessage: z.string().nullable().optional(),
+  /** The agent's text in the step that made the call; null when it wrote none. */
+  agentText: z.string().nullable().optional(),
+};
+/** Characters kept of `userMessage` and `agentText` beside a waiting call. */
+export const APPROVAL_CONTEXT_CHARS = 500;
+
 export const SessionEvent = z.discriminatedUnion('kind', [
   z.object({
     ...base,
@@ -103,6 +119,7 @@ export const SessionEvent = z.discriminatedUnion('kind', [
     approvalId: z.string(),
     argumentsHash: z.string(),
     arguments: z.string(),
+    ...approvalContext,
   }),
   z.object({
     ...base,

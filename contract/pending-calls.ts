@@ -8,8 +8,10 @@
  * Pure module: safe to import from workflow code.
  */
 import { sha256Hex } from './control-signature.js';
-import type { ActiveTurn, PendingCall, ToolResource } from './state.js';
-import { clipToolOutput, type ToolCallStatus } from './transcript.js';
+import { APPROVAL_CONTEXT_CHARS } from './events.js';
+import type { ActiveTurn, PendingCall, SessionState, ToolResource } from './state.js';
+import { clip } from './text.js';
+import { clipToolOutput, type ApprovalReason, type ToolCallStatus } from './transcript.js';
 
 /** The calls of the current step that wait for (or may already receive) a person's decision. */
 export function approvableCalls(turn: ActiveTurn | null): PendingCall[] {
@@ -64,6 +66,40 @@ export function resultIdOf(turn: ActiveTurn, call: { callId: string }): string {
  */
 export function argumentsHashOf(call: { arguments: string }): string {
   return sha256Hex(call.arguments);
+}
+
+/**
+ * Why the call waits: the policy rule that asked for approval (a rule's `approve`; an `allow` that
+ * could not lift the toolset's flag leaves the flag as the reason), else a user-scope `memory_save`,
+ * else the toolset's `requiresApproval`.
+ */
+export function approvalReasonOf(call: PendingCall): ApprovalReason {
+  const rule = call.policy && call.policy.effect !== 'allow' ? call.policy : null;
+  const source = rule ? 'policy' : call.toolset === null && call.tool === 'memory_save' ? 'user-memory' : 'toolset';
+  return {
+    source,
+    rule: rule?.rule ?? null,
+    reason: rule?.reason ?? null,
+    toolset: call.toolset,
+    riskTags: call.riskTags ?? [],
+  };
+}
+
+/** What the approval inbox shows beside a waiting call: why it waits, the user's message, the agent's words. */
+export function approvalContextOf(
+  state: Pick<SessionState, 'history' | 'transcript'>,
+  turn: ActiveTurn,
+  call: PendingCall,
+): { why: ApprovalReason; userMessage: string | null; agentText: string | null } {
+  const bound = state.history.find((h) => h.seq === turn.seq);
+  const said = state.transcript.find((t) => t.kind === 'user' && t.seq === turn.seq);
+  const userMessage = bound?.text ?? (said?.kind === 'user' ? said.text : null);
+  const agentText = turn.step?.text ?? null;
+  return {
+    why: approvalReasonOf(call),
+    userMessage: userMessage === null ? null : clip(userMessage, APPROVAL_CONTEXT_CHARS),
+    agentText: agentText === null || agentText.trim() === '' ? null : clip(agentText, APPROVAL_CONTEXT_CHARS),
+  };
 }
 
 /** Records a call's result (clipped and marked when long) and the resources it named; the call is done. */

@@ -5,6 +5,7 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
+import { approvalContext } from './events.js';
 import { Settings } from './messages.js';
 import { SettingClamp } from './worker-policy.js';
 import { Capabilities, DecisionRecord, Goal, SESSION_STAGES, SessionState, TurnOutcome } from './state.js';
@@ -31,6 +32,7 @@ export const PendingApproval = z.object({
   tool: z.string(),
   arguments: z.string(),
   requestedAt: z.number().nullable(),
+  ...approvalContext,
 });
 export type PendingApproval = z.infer<typeof PendingApproval>;
 

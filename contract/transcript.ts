@@ -57,6 +57,23 @@ export const PolicyDecision = z.object({
 export type PolicyDecision = z.infer<typeof PolicyDecision>;
 
 /**
+ * Why a call waits for a person, as the approval inbox shows it: an approval-policy rule (with its
+ * reason), the toolset's own `requiresApproval` flag, or a `memory_save` into the user's scope; and
+ * the risk tags the tool carries (toolset file or MCP config `riskTags`).
+ */
+export const ApprovalReason = z.object({
+  source: z.enum(['policy', 'toolset', 'user-memory']),
+  /** The policy rule's id when a rule decided; null otherwise. */
+  rule: z.string().nullable(),
+  /** The rule's `reason`; null when it has none or no rule decided. */
+  reason: z.string().nullable(),
+  /** The toolset that declared the tool; null for built-ins. */
+  toolset: z.string().nullable(),
+  riskTags: z.array(z.string()),
+});
+export type ApprovalReason = z.infer<typeof ApprovalReason>;
+
+/**
  * A tool call resolved against the loaded tools by the worker: how it runs, whether it waits for a
  * person's approval, and whether its arguments fit the tool's JSON Schema.
  */
@@ -79,6 +96,8 @@ export const ResolvedToolCall = ToolCallRef.extend({
    * that predates policies (and drops this field) waits for a person instead of running the call.
    */
   policy: PolicyDecision.nullable().default(null),
+  /** The tool's risk tags as the worker's catalog declared them (absent from older workers). */
+  riskTags: z.array(z.string()).optional(),
 });
 export type ResolvedToolCall = z.infer<typeof ResolvedToolCall>;
 

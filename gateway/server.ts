@@ -12,7 +12,6 @@
  * `from` and an answer's `approver` are the principal's name, never what the body says. It binds to
  * loopback by default; put it behind your TLS proxy to expose it.
  */
-import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { z } from 'zod';
@@ -28,9 +27,7 @@ import {
 import { EventsPage, SessionEvent, type EventFeed } from '../contract/events.js';
 import { ApprovalInput, MessageInput, ToolResultInput } from '../contract/messages.js';
 import { FAILURE, harnessFailureOf, type FailureType } from '../contract/failures.js';
-import { InboxEntry, SessionView } from '../contract/queries.js';
-import { STAGE } from '../contract/state.js';
-import { clip } from '../contract/text.js';
+import { SessionView } from '../contract/queries.js';
 import { AnsweredTrail } from './answered.js';
 import type { A2aSettings } from './a2a/config.js';
 import { registerA2a } from './a2a/routes.js';
@@ -45,6 +42,7 @@ import {
   type TokenFile,
 } from './auth.js';
 import { StreamLimiter, defaultHosts, makeGuard } from './guards.js';
+import { registerInbox, type InboxTestHooks } from './inbox.js';
 import { JoiningStream, SessionLogs } from './session-logs.js';
 
 export interface GatewayOptions {
@@ -73,6 +71,8 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** Serve these A2A agents (gateway/a2a/); absent: no A2A routes. */
   a2a?: A2aSettings;
+  /** Tests only (a deterministic visibility lag for the inbox); never set in a deployment. */
+  inboxTestHooks?: InboxTestHooks;
 }
 
 export interface Gateway {
@@ -312,36 +312,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     (request) => client.eventsAfter(request.params.id, request.query.after),
   );
 
-  app.get(
-    '/approvals',
-    {
-      config: { permission: 'approve' },
-      schema: {
-        summary:
-          'Every call waiting for approval across Sessions (the approval inbox), and the answers those Sessions recorded: by whom, when',
-        response: { 200: json(z.object({ waiting: z.array(InboxEntry), answered: z.array(AnsweredEntry) })) },
-      },
-    },
-    async () => {
-      const waiting = await inbox(client);
-      for (const entry of waiting) trail.follow(entry.sessionId);
-      return { waiting, answered: await trail.read() };
-    },
-  );
-
-  app.get(
-    '/approvals/events',
-    {
-      config: { permission: 'approve' },
-      schema: { summary: 'Server-Sent Events that say when the inbox changed (data: {"sessionId","kind"})' },
-    },
-    (request, reply) => streamInboxChanges(request, reply, options, limiter),
-  );
-
-  // The page itself holds nothing: it reads /approvals with the token from its address.
-  app.get('/inbox', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').send(inboxPage()),
-  );
+  registerInbox(app, {
+    client,
+    ...(options.feed ? { feed: options.feed } : {}),
+    trail,
+    limiter,
+    ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+    ...(options.inboxTestHooks ? { testHooks: options.inboxTestHooks } : {}),
+  });
 
   let address = '';
   if (options.a2a) {
@@ -370,19 +348,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
 }
 
-/** An answer as the inbox's trail shows it: from the Session's own `tool.approved` / `tool.rejected` events. */
-const AnsweredEntry = z.object({
-  sessionId: z.string(),
-  approvalId: z.string(),
-  callId: z.string(),
-  tool: z.string(),
-  approved: z.boolean(),
-  by: z.string().nullable(),
-  note: z.string().nullable(),
-  at: z.number(),
-  editedArguments: z.string().nullable(),
-});
-
 /**
  * The `from` of a message a principal sends: always the principal as a user (none for the no-token
  * principal). A body that names the same user is accepted as it is; one that names anyone else, or
@@ -394,21 +359,6 @@ function senderOf(principal: Principal, claimed: MessageDraft['from']): MessageD
   if (own !== undefined && claimed.kind === 'user' && claimed.id?.trim() === principal.name) return own;
   throw new ForbiddenError(
     `from: you are authenticated as ${principal.anonymous ? 'no one (no-token mode)' : JSON.stringify(principal.name)}; a message cannot claim to be from ${JSON.stringify(claimed)}`,
-  );
-}
-
-/** Every call waiting for approval, from the Sessions whose SessionStage says they wait. */
-export async function inbox(client: SessionClient): Promise<InboxEntry[]> {
-  const waiting = await client.list({ stage: STAGE.waitingApproval, status: 'active', limit: 100 });
-  const views = await Promise.all(waiting.map((s) => client.snapshot(s.sessionId).catch(() => null)));
-  return views.flatMap((view) =>
-    view
-      ? view.pendingApprovals.map((call) => ({
-          sessionId: view.sessionId,
-          goal: view.goals.session ? clip(view.goals.session.text, 300) : null,
-          ...call,
-        }))
-      : [],
   );
 }
 
@@ -518,46 +468,6 @@ function writeEvents(
   })().catch(fail);
 }
 
-/** Event kinds after which the inbox may have changed. */
-const INBOX_KINDS = new Set(['approval.waiting', 'tool.approved', 'tool.rejected', 'turn.finished', 'session.closed']);
-
-/** Tells the inbox page when to re-read /approvals: live from the feed, else every 2 s. */
-function streamInboxChanges(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  options: GatewayOptions,
-  limiter: StreamLimiter,
-): void {
-  const principal = principalOf(request);
-  const release = limiter.acquire(principal.name);
-  if (!release) {
-    void reply
-      .code(429)
-      .send({ error: `${principal.name} has ${limiter.maxPerPrincipal} event streams open already; close one first` });
-    return;
-  }
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-  res.write(': inbox\n\n');
-  const changed = (sessionId: string, kind: string) => res.write(`data: ${JSON.stringify({ sessionId, kind })}\n\n`);
-  const unsubscribe = options.feed?.subscribeAll
-    ? options.feed.subscribeAll((sessionId, event) => {
-        if ('hint' in event || INBOX_KINDS.has(event.kind)) changed(sessionId, 'hint' in event ? 'hint' : event.kind);
-      })
-    : undefined;
-  const timer = setInterval(
-    () => (unsubscribe ? res.write(': keep-alive\n\n') : changed('', 'poll')),
-    unsubscribe ? (options.heartbeatMs ?? 15_000) : 2_000,
-  );
-  request.raw.on('close', () => {
-    clearInterval(timer);
-    unsubscribe?.();
-    release();
-    res.end();
-  });
-}
-
 function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
@@ -587,10 +497,4 @@ function describeError(err: unknown): { status: number; message: string } {
   const failure = harnessFailureOf(err);
   if (failure && CALLER_FAULTS.has(failure.type)) return { status: 400, message: failure.message };
   return { status: 500, message: err instanceof Error ? err.message : String(err) };
-}
-
-let page: string | undefined;
-function inboxPage(): string {
-  page ??= readFileSync(new URL('./inbox.html', import.meta.url), 'utf8');
-  return page;
 }

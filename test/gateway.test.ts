@@ -1,15 +1,14 @@
 /**
  * The HTTP gateway on the real dev server with a real worker and the MCP fixture tools: bearer
  * auth, sending and answering through JSON endpoints, Server-Sent Events that resume after
- * Last-Event-ID with every durable event exactly once, the OpenAPI document, and the approval inbox
- * page approving a waiting call in a real browser (Debian's chromium; skipped without it).
+ * Last-Event-ID with every durable event exactly once, and the OpenAPI document. The approval inbox
+ * page is tested in a real browser in test/inbox.test.ts.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createParser } from 'eventsource-parser';
-import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { McpCatalog } from '../capabilities/mcp-catalog.js';
 import { SessionClient } from '../client/index.js';
@@ -17,12 +16,10 @@ import type { SessionEvent } from '../contract/events.js';
 import { startGateway, type Gateway } from '../gateway/server.js';
 import { MODEL, scriptedModels, startWorker, uniqueId, waitFor, type TestWorker } from './support/harness.js';
 import { connectedCatalog, fixtureMcpEntry } from './support/mcp-fixture.js';
-import { readJournal } from './support/mcp-fixture-server.js';
 import { ScriptedModelServer } from './support/model-server.js';
 import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
 
 const TOKEN = 'gateway-test-token';
-const CHROMIUM = '/usr/bin/chromium';
 const GOAL = 'Exercise the fixture tools: echo and add numbers';
 
 let dir: string;
@@ -333,124 +330,5 @@ describe('gateway', () => {
     expect(reject.status).toBe(400);
     expect((await client.snapshot(sessionId)).pendingApprovals).toHaveLength(1);
     await client.reject(sessionId, waiting!.approvalId, 'done testing');
-  });
-
-  describe.skipIf(!existsSync(CHROMIUM))('the approval inbox page', () => {
-    let browser: BrowserContext;
-
-    beforeAll(async () => {
-      browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'inbox-chromium-')), {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-      });
-    });
-
-    afterAll(async () => {
-      await browser?.close();
-    });
-
-    /**
-     * The turn's record once the page's approval has reached the Session: a click returns before the
-     * gateway's `approve` update does, and the `result` update answers at once while the call waits.
-     */
-    const answered = (sessionId: string) =>
-      waitFor(
-        () => client.waitForDecision(sessionId, 2),
-        (record) => record?.agent?.outcome !== 'waiting-approval',
-        60_000,
-      );
-
-    it('lists a waiting call with its tool and arguments, approves it with a note, and the tool runs once', async () => {
-      const sessionId = await waitingAdd('gw-inbox', 19, 23, 'The sum is 42.');
-
-      const page = await browser.newPage();
-      await page.goto(`${gateway.url}/inbox?access_token=${TOKEN}`);
-      const row = page.locator(`tr[data-session-id="${sessionId}"]`);
-      await row.waitFor({ timeout: 30_000 });
-      expect(await row.textContent()).toContain('add');
-      expect(await row.textContent()).toContain('{"a":19,"b":23}');
-      await row.locator('input[name="note"]').fill('checked the numbers');
-      await row.getByRole('button', { name: 'Approve' }).click();
-
-      const done = await answered(sessionId);
-      expect(done?.agent?.outcome).toBe('replied');
-      expect(done?.agent?.toolCalls).toEqual([
-        expect.objectContaining({
-          tool: 'add',
-          status: 'ok',
-          approval: expect.objectContaining({ approved: true, by: 'operator', note: 'checked the numbers' }),
-        }),
-      ]);
-      const ran = readJournal(journal).filter((l) => l.kind === 'ran' && l.key.startsWith(`${sessionId}:`));
-      expect(ran).toHaveLength(1);
-      // The page follows the inbox's changes: the answered row goes away without a reload.
-      await waitFor(
-        () => row.count(),
-        (n) => n === 0,
-      );
-      await page.close();
-    });
-
-    it('approves with edited arguments: a schema violation is shown inline and the call keeps waiting; the edit then runs once, recorded beside the proposal', async () => {
-      const sessionId = await waitingAdd(
-        'gw-inbox-edit',
-        19,
-        23,
-        'The approver changed the numbers; the sum it got is 50.',
-      );
-
-      const page = await browser.newPage();
-      await page.goto(`${gateway.url}/inbox?access_token=${TOKEN}`);
-      const row = page.locator(`tr[data-session-id="${sessionId}"]`);
-      await row.waitFor({ timeout: 30_000 });
-      await row.getByText('edit arguments').click();
-      const editor = row.locator('textarea[name="arguments"]');
-      // Prefilled with the model's proposal.
-      expect(JSON.parse(await editor.inputValue())).toEqual({ a: 19, b: 23 });
-
-      await editor.fill('{"a": "twenty", "b": 30}');
-      await row.getByRole('button', { name: 'Approve' }).click();
-      const error = row.locator('.error');
-      await error.waitFor({ timeout: 30_000 });
-      expect(await error.textContent()).toMatch(
-        /edited arguments do not fit add's input schema: .*arguments\/a must be number/,
-      );
-      // Refused, not applied: the call still waits, the refusal is recorded, nothing ran.
-      const view = await client.snapshot(sessionId);
-      expect(view.pendingApprovals.map((a) => a.tool)).toEqual(['add']);
-      expect(view.recentRejections.at(-1)?.reason).toMatch(/do not fit add's input schema/);
-      const ranFor = () => readJournal(journal).filter((l) => l.kind === 'ran' && l.key.startsWith(`${sessionId}:`));
-      expect(ranFor()).toHaveLength(0);
-      // The draft survives the page's live refresh.
-      expect(await editor.inputValue()).toBe('{"a": "twenty", "b": 30}');
-
-      await editor.fill('{"a": 20, "b": 30}');
-      await row.getByRole('button', { name: 'Approve' }).click();
-      const done = await answered(sessionId);
-      expect(done?.agent?.outcome).toBe('replied');
-      expect(done?.agent?.toolCalls).toEqual([
-        expect.objectContaining({
-          tool: 'add',
-          status: 'ok',
-          arguments: '{"a": 20, "b": 30}',
-          originalArguments: '{"a":19,"b":23}',
-          editedBy: 'operator',
-          result: '50',
-        }),
-      ]);
-      expect(ranFor()).toHaveLength(1);
-      const approved = (await client.eventsAfter(sessionId)).events.find((e) => e.kind === 'tool.approved');
-      expect(approved).toMatchObject({
-        arguments: '{"a": 20, "b": 30}',
-        originalArguments: '{"a":19,"b":23}',
-        by: 'operator',
-      });
-      await waitFor(
-        () => row.count(),
-        (n) => n === 0,
-      );
-      await page.close();
-    });
   });
 });

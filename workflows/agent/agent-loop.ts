@@ -21,7 +21,7 @@ import { requestOf, userItem } from './step-request.js';
 import { interruptCalls, nextAction, sealStep, startStep, type RunVia } from './tool-calls.js';
 import { runCapabilityTool } from './capability-tools.js';
 import { clipReason } from '../../contract/budget.js';
-import { approvalIdOf, argumentsHashOf, finishCall } from '../../contract/pending-calls.js';
+import { approvalContextOf, approvalIdOf, argumentsHashOf, finishCall } from '../../contract/pending-calls.js';
 import { emit, emitCallFinished, lastEventId } from '../ledger/events.js';
 import type { PendingCall } from '../../contract/state.js';
 
@@ -125,6 +125,7 @@ async function carryOutStep(ctx: SessionContext, turn: ActiveTurn): Promise<'don
             approvalId: approvalIdOf(turn, call),
             argumentsHash: argumentsHashOf(call),
             arguments: call.arguments,
+            ...approvalContextOf(ctx.state, turn, call),
           });
         }
         call.state = waitingFor;

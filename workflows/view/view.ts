@@ -8,6 +8,7 @@ import { clip, clipBytes } from '../../contract/text.js';
 import { describeSum } from '../../contract/usage.js';
 import {
   approvalIdOf,
+  approvalContextOf,
   argumentsHashOf,
   externalCalls,
   resultIdOf,
@@ -51,7 +52,7 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
     usage: state.usage,
     settingsClamped: state.settingsClamped,
     turn: state.turn ? { seq: state.turn.seq, steps: state.turn.steps, interrupted: state.turn.interrupted } : null,
-    pendingApprovals: pendingApprovals(state.turn),
+    pendingApprovals: pendingApprovals(state),
     pendingToolCalls: externalCalls(state.turn).map((c) => ({
       callId: c.callId,
       ...(state.turn ? { resultId: resultIdOf(state.turn, c) } : {}),
@@ -62,7 +63,8 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
   };
 }
 
-function pendingApprovals(turn: SessionState['turn']): SessionView['pendingApprovals'] {
+function pendingApprovals(state: SessionState): SessionView['pendingApprovals'] {
+  const { turn } = state;
   if (!turn) return [];
   return waitingApprovals(turn).map((c) => ({
     approvalId: approvalIdOf(turn, c),
@@ -72,6 +74,7 @@ function pendingApprovals(turn: SessionState['turn']): SessionView['pendingAppro
     tool: c.tool,
     arguments: clipBytes(c.arguments, 2048),
     requestedAt: c.requestedAt,
+    ...approvalContextOf(state, turn, c),
   }));
 }
 
@@ -105,7 +108,7 @@ export function renderDetails(state: SessionState, stage: SessionStage): string 
         `**Closed by:** ${clip(closedBy.id === 'idle-timeout' ? closedBy.summary : `command ${closedBy.id}`, 200)}`,
       );
   }
-  const waiting = pendingApprovals(state.turn);
+  const waiting = pendingApprovals(state);
   if (waiting.length > 0) {
     const calls = waiting.map((c) => `${c.tool} (approvalId ${c.approvalId})`).join(', ');
     lines.push('', `**Waiting for approval:** ${clip(calls, 400)}`);
