@@ -130,8 +130,9 @@ export async function trustIdentity(
 
 /**
  * `trustIdentity` for runs that began with `current-control-policy`: what a message claims (a user
- * identity; with `bound`, a hand-over's fields) is checked against the worker's configuration when
- * the input is bound (`checkControl`), whatever the run's start said.
+ * identity; with `bound`, a hand-over's fields) is checked against the worker's configuration
+ * (`checkControl`), whatever the run's start said. Such runs check a message when it arrives
+ * (`verifiedOnArrival`); this is for an input carried over from a run that checked at bind time.
  */
 export async function trustIdentityNow(
   state: SessionState,
