@@ -71,10 +71,13 @@ class InOrder {
     return this.waiting > 0;
   }
 
-  /** Runs `work` after every item queued before it. */
+  /**
+   * Runs `work` after every item queued before it, whether that one applied or failed (a `submit`
+   * that intake refuses fails its update; the items behind it still run).
+   */
   run<T>(work: () => Promise<T>): Promise<T> {
     this.waiting++;
-    const mine = this.tail.then(work).finally(() => {
+    const mine = this.tail.then(work, work).finally(() => {
       this.waiting--;
     });
     this.tail = mine;
