@@ -29,7 +29,7 @@ import type { ActivityDeps, SessionDirectory } from './deps.js';
 import { helperCall } from './model-call.js';
 import { BudgetCheck } from '../contract/usage.js';
 import { createRunTool } from './run-tool.js';
-import { createPolicyActivities } from './worker-policy.js';
+import { DEFAULT_MAX_SIGNATURE_LIFETIME_MS, createPolicyActivities } from './worker-policy.js';
 
 export type { ActivityDeps, SessionDirectory } from './deps.js';
 
@@ -72,7 +72,13 @@ export function createActivities(
   // Hand-overs and replies are signed by the worker that sends them, with its first control key, so
   // the receiving Session (under signed control) trusts their session identity, route, note and reply.
   const signingKey = deps.policy?.controlKeys?.[0];
-  const expiry = () => Date.now() + DEFAULT_SIGNATURE_TTL_MS;
+  // Never longer than the receiving workers accept (HARNESS_MAX_SIGNATURE_LIFETIME_MS, the same on every
+  // worker of the namespace): a 15-minute signature under a shorter maximum would be refused on arrival.
+  const lifetimeMs = Math.min(
+    DEFAULT_SIGNATURE_TTL_MS,
+    deps.policy?.maxSignatureLifetimeMs ?? DEFAULT_MAX_SIGNATURE_LIFETIME_MS,
+  );
+  const expiry = () => Date.now() + lifetimeMs;
   const signedHandOver = (sessionId: string, message: MessageInput): MessageInput => {
     if (!signingKey) return message;
     const body = unsigned(message) as MessageInput;

@@ -235,8 +235,17 @@ export const PendingInput = z.object({
    * rather than null when unsigned, so an unsigned input weighs on the queue's share as before.
    */
   signature: ControlSignature.optional(),
+  /**
+   * Workflow time at which the Session checked `from`, `routed` and `note` against the signature, when
+   * it did so on arrival (runs with `claims-on-arrival`): they are the verified values and the
+   * signature is gone. Absent when the input claimed nothing or is checked when it is bound.
+   */
+  claimsCheckedAt: z.number().optional(),
 });
 export type PendingInput = z.infer<typeof PendingInput>;
+
+/** What a message's signature vouched for when it was checked: the claims that held, the others dropped. */
+export type VerifiedClaims = Pick<PendingInput, 'from' | 'routed' | 'note'>;
 
 /** A bound input: the raw message as a fact, plus what the Session made of it. */
 export const BoundInput = PendingInput.extend({

@@ -32,7 +32,7 @@ import {
 } from '../contract/api.js';
 import type { SubSessionReplyResult } from '../contract/messages.js';
 import { ResultRequest } from '../contract/queries.js';
-import { STAGE } from '../contract/state.js';
+import { STAGE, type VerifiedClaims } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
 import { applySubSessionReply, replyRefusal } from './children/sub-sessions.js';
 import { ControlPlane } from './control/control-plane.js';
@@ -40,7 +40,7 @@ import { awaitResult } from './control/result.js';
 import { verifiedSubSessionReply } from './control/sub-session-replies.js';
 import { trustIdentity, trustIdentityNow } from './control/signed-control.js';
 import { emit, eventsPage } from './ledger/events.js';
-import { bindNext, intake, refusal } from './ledger/intake.js';
+import { announceBound, bindNext, intake, refusal } from './ledger/intake.js';
 import { ASKED_AFTER_HANDLERS, ASKED_BEFORE_HANDLERS, askAtStart } from './patches.js';
 import { processInput, sessionContext } from './process-input.js';
 import { capCarriedState } from './run/carried.js';
@@ -73,31 +73,33 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       submitAfterControl: early['submit-after-control'],
       boundControl: early['bound-control'],
       currentPolicy: early['current-control-policy'],
+      claimsOnArrival: early['current-control-policy'],
     },
     touch,
   );
 
   // All handlers are registered before the first await, so no early signal or update is dropped.
-  const takeMessage = (raw: unknown) => {
-    if (intake(state, raw, 'signal', Date.now()).kind === 'accepted') touch();
+  const takeMessage = (raw: unknown, verified?: VerifiedClaims) => {
+    if (intake(state, raw, 'signal', Date.now(), verified).kind === 'accepted') touch();
     stage.show();
   };
   // With `message-after-control` a message waits, like a submit, behind the control items sent before
   // it (a pause waiting for the worker policy holds it); runs recorded before it take it in at once.
+  // `control.input` also checks what the message claims on arrival, in runs that do so.
   const onMessage = early['message-after-control']
-    ? (raw: unknown) => control.behind(() => takeMessage(raw))
-    : takeMessage;
+    ? (raw: unknown) => control.input(raw, (verified) => takeMessage(raw, verified))
+    : (raw: unknown) => takeMessage(raw);
   const registerMessage = () => setHandler(messageSignal, onMessage, { description: DESCRIPTIONS.message });
   if (!early['message-after-control']) registerMessage();
-  const submitNow = (raw: unknown) => {
-    const result = intake(state, raw, 'update', Date.now());
+  const submitNow = (raw: unknown, verified?: VerifiedClaims) => {
+    const result = intake(state, raw, 'update', Date.now(), verified);
     if (result.kind === 'accepted') touch();
     stage.show();
     if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, FAILURE.InvalidMessage);
     return { seq: result.seq, duplicate: result.kind === 'duplicate' };
   };
   const registerSubmit = () =>
-    setHandler(submitUpdate, (raw) => control.behind(() => submitNow(raw)), {
+    setHandler(submitUpdate, (raw) => control.input(raw, (verified) => submitNow(raw, verified)), {
       description: DESCRIPTIONS.submit,
       validator: (raw) => {
         const reason = refusal(state, raw);
@@ -205,14 +207,22 @@ export async function session(input: SessionInput): Promise<SessionResult> {
       stage.rest();
       continue;
     }
-    const next = bindNext(state, Date.now());
+    const next = bindNext(state, Date.now(), { announce: false });
     if (!next) continue;
     // The signature has done its work once the input is bound; history keeps no MACs.
     const signature = next.signature;
     delete next.signature;
-    // Runs with `current-control-policy` ask the worker at bind time; older runs trust their start's policy.
-    if (early['current-control-policy']) await trustIdentityNow(state, next, signature, early['bound-control']);
-    else if (asked?.signedControl) await trustIdentity(asked, state, next, signature, early['bound-control']);
+    // An input checked on arrival (control.input) carries its verified claims. Otherwise runs with
+    // `current-control-policy` ask the worker now (an input carried over from a run that checked at
+    // bind time); older runs trust their start's policy.
+    const unchecked = next.claimsCheckedAt === undefined;
+    if (unchecked && early['current-control-policy']) {
+      await trustIdentityNow(state, next, signature, early['bound-control']);
+    } else if (unchecked && asked?.signedControl) {
+      await trustIdentity(asked, state, next, signature, early['bound-control']);
+    }
+    // `input.bound` shows the identity and route the Session trusts, not what the sender claimed.
+    announceBound(state, next, next.boundAt);
     inputsThisRun++;
     stage.publish(STAGE.understand);
     parked = (await processInput(ctx, next)) === 'parked';

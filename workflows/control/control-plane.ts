@@ -19,13 +19,14 @@ import { FAILURE } from '../../contract/failures.js';
 import { CONTROL_KINDS, controlIdOf, type ControlKind } from '../../contract/control-signals.js';
 import { unsigned } from '../../contract/control-signature.js';
 import type { ApprovalInput } from '../../contract/messages.js';
-import type { SessionState } from '../../contract/state.js';
+import type { SessionState, VerifiedClaims } from '../../contract/state.js';
 import { DEFAULT_WORKER_POLICY, type WorkerPolicy } from '../../contract/worker-policy.js';
 import type { StagePublisher } from '../view/visibility.js';
 import { applyToTurn, carriesArguments, editRefusal } from './approvals.js';
 import { applyParsed } from './commands.js';
 import { parseControl, refuseControl, type ParsedControl } from '../ledger/control-record.js';
-import { checkNow, refusalOfSigned } from './signed-control.js';
+import { carriesClaims, checkNow, refusalOfSigned, verifiedOnArrival } from './signed-control.js';
+import { newMessage } from '../ledger/intake.js';
 import { CallScopes } from '../run/call-scopes.js';
 import { registerToolResultUpdate } from './tool-result-update.js';
 
@@ -48,6 +49,12 @@ export interface ControlPatches {
    * start; signed items are applied once (the replay window); a message signal waits behind them too.
    */
   readonly currentPolicy: boolean;
+  /**
+   * What a message claims (identity, route, note) is checked when it arrives, in order with the
+   * control items, and queued as verified; before, it was checked when the input was bound, so a
+   * hand-over that waited in a busy Session's queue longer than its signature's lifetime lost them.
+   */
+  readonly claimsOnArrival: boolean;
 }
 
 /**
@@ -64,10 +71,13 @@ class InOrder {
     return this.waiting > 0;
   }
 
-  /** Runs `work` after every item queued before it. */
+  /**
+   * Runs `work` after every item queued before it, whether that one applied or failed (a `submit`
+   * that intake refuses fails its update; the items behind it still run).
+   */
   run<T>(work: () => Promise<T>): Promise<T> {
     this.waiting++;
-    const mine = this.tail.then(work).finally(() => {
+    const mine = this.tail.then(work, work).finally(() => {
       this.waiting--;
     });
     this.tail = mine;
@@ -175,6 +185,26 @@ export class ControlPlane {
    */
   behind<T>(work: () => T): T | Promise<T> {
     return this.patches.submitAfterControl && this.queue.busy ? this.queue.after(work) : work();
+  }
+
+  /**
+   * A task input (a `message` signal in runs with `message-after-control`, a `submit` update): `take`
+   * runs behind the control items sent before it (`behind`). In runs that check claims on arrival, a
+   * new message that claims an identity, a route or a note is checked first (`checkControl`), in the
+   * same arrival order as the control items, and `take` gets the claims that held; the inputs and
+   * control items sent after it wait for that check. A message that claims nothing, or that intake
+   * would refuse or find a duplicate, costs no check.
+   */
+  input<T>(raw: unknown, take: (verified?: VerifiedClaims) => T): T | Promise<T> {
+    const { state } = this;
+    const bound = this.patches.boundControl;
+    if (!this.patches.claimsOnArrival || !carriesClaims(raw, bound)) return this.behind(() => take());
+    return this.queue.run(async () => {
+      // Decided when its turn comes: an earlier input may have made it a duplicate, or a close refuses it.
+      const message = newMessage(state, raw);
+      if (message === null || !carriesClaims(message, bound)) return take();
+      return take(await verifiedOnArrival(state, message, message.signature, bound));
+    });
   }
 
   /**

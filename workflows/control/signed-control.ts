@@ -9,7 +9,8 @@ import { ControlVerdict, VerifyControlResult, type PolicyActivities } from '../.
 import { ControlSignature, messageSigningPayload, type SignedKind } from '../../contract/control-signature.js';
 import type { WorkerPolicy } from '../../contract/worker-policy.js';
 import { recordRejection } from '../ledger/intake.js';
-import type { BoundInput, SessionState } from '../../contract/state.js';
+import type { Sender } from '../../contract/messages.js';
+import type { BoundInput, PendingInput, SessionState, VerifiedClaims } from '../../contract/state.js';
 import { rememberSigned, replayRefusal } from './replay-window.js';
 
 const verifier = proxyLocalActivities<PolicyActivities>({
@@ -129,8 +130,9 @@ export async function trustIdentity(
 
 /**
  * `trustIdentity` for runs that began with `current-control-policy`: what a message claims (a user
- * identity; with `bound`, a hand-over's fields) is checked against the worker's configuration when
- * the input is bound (`checkControl`), whatever the run's start said.
+ * identity; with `bound`, a hand-over's fields) is checked against the worker's configuration
+ * (`checkControl`), whatever the run's start said. Such runs check a message when it arrives
+ * (`verifiedOnArrival`); this is for an input carried over from a run that checked at bind time.
  */
 export async function trustIdentityNow(
   state: SessionState,
@@ -142,16 +144,60 @@ export async function trustIdentityNow(
   return trustClaims(state, input, bound, check);
 }
 
+/** What a message may claim that only a signature vouches for (a queued or bound input, or a parsed message). */
+export interface Claims {
+  messageId: string;
+  text: string;
+  resources?: unknown[] | null;
+  from?: Sender | null;
+  routed?: PendingInput['routed'] | null;
+  note?: string | null;
+}
+
+/**
+ * Whether a message claims anything a signature must vouch for: a user identity; with `bound` (runs
+ * with `bound-control`), also a session identity, a route or a note. Only such a message pays a check.
+ */
+export function carriesClaims(message: unknown, bound: boolean): boolean {
+  // Also asked of a raw payload before intake parses it: a malformed one that seems to claim is
+  // queued in order, then refused by intake without a check.
+  if (typeof message !== 'object' || message === null) return false;
+  const { from, routed, note } = message as {
+    from?: { kind?: unknown; id?: unknown } | null;
+    routed?: unknown;
+    note?: unknown;
+  };
+  if (from?.kind === 'user' && from.id !== undefined) return true;
+  return bound && (from?.kind === 'session' || routed != null || note != null);
+}
+
+/**
+ * Checks what a message claims when it arrives (runs with `current-control-policy`), against the
+ * worker's configuration then (`checkControl`), so a hand-over that waits in a busy Session's queue
+ * for longer than its signature's lifetime keeps what was verified: the claims that hold, the others
+ * dropped and the drop recorded, as `trustIdentityNow` does at bind time.
+ */
+export async function verifiedOnArrival(
+  state: SessionState,
+  message: Claims,
+  signature: unknown,
+  bound: boolean,
+): Promise<VerifiedClaims> {
+  const claims = { ...message, from: message.from ?? null, routed: message.routed ?? null, note: message.note ?? null };
+  await trustClaims(state, claims, bound, (payload) => refusalNow(state, 'message', payload, signature, Date.now()));
+  return { from: claims.from, routed: claims.routed, note: claims.note };
+}
+
 async function trustClaims(
   state: SessionState,
-  input: BoundInput,
+  input: Claims,
   bound: boolean,
   check: (payload: Record<string, unknown>) => Promise<string | null>,
 ): Promise<void> {
   const claimed = input.from?.kind === 'user' ? input.from.id : undefined;
   const session = bound && input.from?.kind === 'session';
-  const routed = bound && input.routed !== null;
-  const note = bound && input.note !== null;
+  const routed = bound && input.routed != null;
+  const note = bound && input.note != null;
   if (claimed === undefined && !session && !routed && !note) return;
   const payload = messageSigningPayload(bound ? input : { ...input, routed: null, note: null });
   const why = await check(payload);

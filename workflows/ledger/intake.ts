@@ -19,6 +19,7 @@ import {
   type PendingInput,
   type Rejection,
   type SessionState,
+  type VerifiedClaims,
 } from '../../contract/state.js';
 import { clipBytes, describeIssues, jsonBytes, utf8Length } from '../../contract/text.js';
 import { undecodableReason } from '../../contract/undecodable.js';
@@ -162,10 +163,28 @@ export function refusal(state: SessionState, raw: unknown): string | null {
 }
 
 /**
- * Records a raw `message` payload: rejected with a reason, recognised as a duplicate, or accepted
- * with the next seq and queued. Never throws: bad data must not fail a workflow task.
+ * The parsed message when it would be accepted as a new input now, or null when it would be refused
+ * or is a duplicate: only a new input is worth checking a signature for before `intake`.
  */
-export function intake(state: SessionState, raw: unknown, via: PendingInput['via'], now: number): IntakeResult {
+export function newMessage(state: SessionState, raw: unknown): MessageInput | null {
+  const checked = check(state, raw);
+  return checked.ok && checked.earlier === undefined ? checked.message : null;
+}
+
+/**
+ * Records a raw `message` payload: rejected with a reason, recognised as a duplicate, or accepted
+ * with the next seq and queued. Never throws: bad data must not fail a workflow task. With
+ * `verified` (its claims checked on arrival), the input is queued with the verified `from`, `routed`
+ * and `note` and without its signature; it is still de-duplicated by what it claimed, as a retried
+ * hand-over is.
+ */
+export function intake(
+  state: SessionState,
+  raw: unknown,
+  via: PendingInput['via'],
+  now: number,
+  verified?: VerifiedClaims,
+): IntakeResult {
   const checked = check(state, raw);
   if (!checked.ok) {
     const messageId = messageIdOf(raw);
@@ -178,17 +197,18 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
     return { kind: 'duplicate', seq: earlier };
   }
   const seq = state.nextSeq++;
+  const claims = verified ?? { from: message.from ?? null, routed: message.routed ?? null, note: message.note ?? null };
   const pending: PendingInput = {
     seq,
     messageId: message.messageId,
     text: message.text,
     resources: message.resources ?? [],
-    from: message.from ?? null,
+    from: claims.from,
     receivedAt: now,
     via,
-    routed: message.routed ?? null,
-    note: message.note ?? null,
-    ...(message.signature ? { signature: message.signature } : {}),
+    routed: claims.routed,
+    note: claims.note,
+    ...(verified ? { claimsCheckedAt: now } : message.signature ? { signature: message.signature } : {}),
   };
   const index = indexOf(state);
   state.queue.push(pending);
@@ -198,8 +218,12 @@ export function intake(state: SessionState, raw: unknown, via: PendingInput['via
   return { kind: 'accepted', seq };
 }
 
-/** Takes the next queued input and appends it to history as a fact, in consumption order. */
-export function bindNext(state: SessionState, now: number): BoundInput | undefined {
+/**
+ * Takes the next queued input and appends it to history as a fact, in consumption order. With
+ * `announce: false` the caller emits `input.bound` itself (`announceBound`), once what the input
+ * claims has been checked.
+ */
+export function bindNext(state: SessionState, now: number, { announce = true } = {}): BoundInput | undefined {
   const next = state.queue.shift();
   if (!next) return undefined;
   const index = indexOf(state);
@@ -218,6 +242,12 @@ export function bindNext(state: SessionState, now: number): BoundInput | undefin
   state.counts.bound++;
   state.history.push(bound);
   keepLast(state.history, LIMITS.history);
+  if (announce) announceBound(state, bound, now);
+  return bound;
+}
+
+/** The `input.bound` event: the input's identity and route as the Session trusts them. */
+export function announceBound(state: SessionState, bound: BoundInput, now: number): void {
   emit(
     state,
     {
@@ -229,7 +259,6 @@ export function bindNext(state: SessionState, now: number): BoundInput | undefin
     },
     now,
   );
-  return bound;
 }
 
 export function currentPhaseIndex(state: SessionState): number {
