@@ -201,6 +201,13 @@ export const PATCHES = [
     where: 'workflows/session.ts (used in workflows/control/control-plane.ts, workflows/control/signed-control.ts)',
     why: "Runs recorded before it judge control by the worker policy asked at their start: with no keys then, unsigned approvals, tool results, commands and identities are applied until the run continues as new, and a run's key ids are frozen, so a rotation strands a waiting approval; signed items are de-duplicated only by id in `recentControl`. With it every item but a notification waits for the `checkControl` local activity (whether the worker requires signing now, and whether the signature holds under its current keys and maximum lifetime), a user identity is checked the same way when its input is bound, accepted signed items are remembered by MAC per kind until they expire (`replayWindow`), and a `message` signal waits behind the control items sent before it, as a submit does (`current-control-policy` history).",
   },
+  {
+    id: 'fewer-actions',
+    since: 'capacity3 (2026-12-05)',
+    asked: 'start',
+    where: 'workflows/session.ts (used in workflows/agent/speculation.ts, workflows/view/visibility.ts)',
+    why: "Runs recorded before it send the agent's first step ahead right after `initialize` and beside a relevance judgment made ahead that has already answered (a new phase then discards it: an activity and its tokens for nothing), and upsert the search attributes at the run's start even when a first input is bound in the same task, whose stage entry upserts them again with the goal (two upserts in a Session's first task). With it the step is sent ahead only where a continue is the likely outcome (after `continue` or `new-phase`, with no answered judgment ahead), and a fresh run's start-up upsert waits for the first input's stage, or for the loop's first wait, so the first task upserts once (`fewer-actions` history).",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -232,6 +239,7 @@ export const ASKED_AFTER_HANDLERS = [
   'speculative-agent-step',
   'combined-understanding',
   'compaction-beside',
+  'fewer-actions',
 ] as const satisfies readonly PatchId[];
 
 /**
