@@ -203,7 +203,7 @@ export const PATCHES = [
   },
   {
     id: 'fewer-actions',
-    since: '6b944c9 (2026-12-05)',
+    since: '363f6c6 (2026-12-05)',
     asked: 'start',
     where: 'workflows/session.ts (used in workflows/agent/speculation.ts, workflows/view/visibility.ts)',
     why: "Runs recorded before it send the agent's first step ahead right after `initialize` and beside a relevance judgment made ahead that has already answered (a new phase then discards it: an activity and its tokens for nothing), and upsert the search attributes at the run's start even when a first input is bound in the same task, whose stage entry upserts them again with the goal (two upserts in a Session's first task). With it the step is sent ahead only where a continue is the likely outcome (after `continue` or `new-phase`, with no answered judgment ahead), and a fresh run's start-up upsert waits for the first input's stage, or for the loop's first wait, so the first task upserts once (`fewer-actions` history).",
