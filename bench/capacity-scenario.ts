@@ -39,6 +39,7 @@ import {
   send,
   settledEvents,
   start,
+  startWith,
   type Driven,
   type Flavor,
   type FlavorName,
@@ -253,10 +254,16 @@ async function countActions(
   >;
   for (const [kind] of plan) sums[kind] ??= { inputs: 0, actions: 0, events: 0, cv: 0, by: {} };
   for (let i = 0; i < samples; i++) {
-    const d = await start(client, taskQueue, FLAVORS.session);
+    // The first input comes with the start, by signal-with-start, as the project's client sends it.
+    let d: Driven | null = null;
     let before: Awaited<ReturnType<typeof settledEvents>> = [];
     for (const [kind, text] of plan) {
-      await timedInput(worker, d, text);
+      if (d === null) {
+        d = await startWith(client, taskQueue, FLAVORS.session, text);
+        await worker.turn(sessionIdOf(d), 1);
+      } else {
+        await timedInput(worker, d, text);
+      }
       const after = await settledEvents(client, d.handle.workflowId);
       const added = after.slice(before.length);
       before = after;
@@ -267,6 +274,7 @@ async function countActions(
       s.cv += changeVersionUpserts(added);
       for (const [c, n] of Object.entries(actionsByCategory(added))) s.by[c] = (s.by[c] ?? 0) + n;
     }
+    if (d === null) continue;
     await close(d);
     await d.handle.result();
   }

@@ -61,6 +61,30 @@ export async function start(
   return { flavor, handle, sent: 0 } satisfies Driven;
 }
 
+/**
+ * Starts a workflow with its first input by signal-with-start, as the project's client sends a
+ * Session's first message (client/session-client.ts `send`): the start and the message then reach
+ * the workflow's first task together, whatever the worker's timing.
+ */
+export async function startWith(
+  client: Client,
+  taskQueue: string,
+  flavor: Flavor,
+  text: string,
+  id = randomUUID().slice(0, 8),
+): Promise<Driven> {
+  const workflowId = flavor.workflowId(`bench-${id}`);
+  const started = await client.workflow.signalWithStart(flavor.workflowType, {
+    workflowId,
+    taskQueue,
+    args: flavor.args(`bench-${id}`),
+    signal: 'message',
+    signalArgs: [{ messageId: `m1-${randomUUID().slice(0, 6)}`, text }],
+  });
+  const handle = client.workflow.getHandle(workflowId, undefined, { firstExecutionRunId: started.signaledRunId });
+  return { flavor, handle: Object.assign(handle, { firstExecutionRunId: started.signaledRunId }), sent: 1 };
+}
+
 export async function send(d: Driven, text: string): Promise<number> {
   const seq = ++d.sent;
   await d.handle.signal('message', { messageId: `m${seq}-${randomUUID().slice(0, 6)}`, text });

@@ -738,6 +738,70 @@ describe.runIf(enabled)('record replay histories', () => {
     await record('speculation-discarded', handle);
   });
 
+  it('fewer-actions: one upsert in the first task; nothing sent ahead after initialize or once a judgment made ahead answered; a step sent ahead after a new phase', async () => {
+    forget('fewer-actions');
+    const GOAL = 'Write the onboarding guide for topic F';
+    const SWITCH = 'Now write the release checklist for topic F';
+    const NEXT = 'Add the rollback step';
+    const SLOW = 'Add the sign-off section';
+    const QUEUED = ['Add the FAQ', 'Now write the launch email for topic F'];
+    for (const text of [GOAL, SWITCH, QUEUED[1]!]) script.selection.set(text, { skills: [], toolsets: [] });
+    const late = (scores: [number, number]) => ({
+      delayMs: 300,
+      then: { json: { phaseRelevance: scores[0], sessionRelevance: scores[1] } },
+    });
+    // Started with its first message, as the client sends it: both reach the first task together.
+    const workflowId = `session:${uniqueId('s')}`;
+    await w.client.workflow.signalWithStart('session', {
+      workflowId,
+      taskQueue: w.taskQueue,
+      args: [{ sessionId: workflowId.slice('session:'.length) }],
+      signal: messageSignal,
+      signalArgs: [message(GOAL)],
+    });
+    const handle = w.client.workflow.getHandle(workflowId);
+    await decided(handle, 1);
+    const first = (await handle.fetchHistory()).events ?? [];
+    const firstTask = first.slice(
+      0,
+      first.findIndex((e, i) => i > 4 && e.workflowTaskScheduledEventAttributes),
+    );
+    const upserts = firstTask.filter((e) =>
+      Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}).includes(
+        'SessionStatus',
+      ),
+    );
+    expect(upserts).toHaveLength(1);
+
+    // Right after initialize: nothing is sent ahead, and the new phase needs no step thrown away.
+    script.relevance.set(SWITCH, late([0.1, 0.9]));
+    await send(handle, SWITCH);
+    const switched = await decided(handle, 2);
+    expect([switched.decision, switched.speculation]).toEqual(['new-phase', undefined]);
+    // After a new phase a follow-up most often continues: its first step is sent ahead and adopted.
+    script.relevance.set(NEXT, late([0.9, 0.9]));
+    await send(handle, NEXT);
+    expect((await decided(handle, 3)).speculation).toEqual({ outcome: 'adopted', reason: null });
+    // A slow turn with two inputs queued behind it: judged ahead while it runs, both answered before
+    // their turn, so neither sends a step ahead (the continue's step starts at once, the new phase needs none).
+    script.relevance.set(SLOW, { delayMs: 500, then: { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } } });
+    agentSteps.set(SLOW, [{ delayMs: 1_500, then: { content: 'Signed off.' } }]);
+    script.relevance.set(QUEUED[0]!, [0.9, 0.9]);
+    script.relevance.set(QUEUED[1]!, [0.1, 0.9]);
+    await send(handle, SLOW);
+    for (const text of QUEUED) await send(handle, text);
+    await idle(handle, (s) => s.lastDecision?.seq === 6);
+    expect((await decided(handle, 4)).speculation).toEqual({ outcome: 'adopted', reason: null });
+    const [fifth, sixth] = [await decided(handle, 5), await decided(handle, 6)];
+    expect([fifth.decision, fifth.speculation, sixth.decision, sixth.speculation]).toEqual([
+      'continue',
+      undefined,
+      'new-phase',
+      undefined,
+    ]);
+    expect(await record('fewer-actions', handle)).toHaveLength(1);
+  });
+
   it('current-control-policy: a signed identity and approval checked by the worker, an unsigned pause refused, a signed close', async () => {
     const name = 'current-control-policy';
     forget(name);

@@ -86,7 +86,13 @@ afterAll(async () => {
 
 const reads = () => readJournal(journal).filter((l) => l.kind === 'ran' && l.tool === 'read_file').length;
 
-/** A Session whose first input (its goal) loads the fixture's tools, then one more input judged `scores`, late. */
+/** The follow-up that continues the first phase: after `initialize` no step is sent ahead, after it one is. */
+const FOLLOW_UP = 'Go on';
+
+/**
+ * A Session whose first input (its goal) loads the fixture's tools, then, unless `afterInitialize`,
+ * a follow-up that continues its phase, then one more input judged `scores`, late.
+ */
 async function secondInput(
   goal: string,
   text: string,
@@ -94,18 +100,25 @@ async function secondInput(
   settings: Record<string, unknown> = {},
   /** Runs right after the input is sent, while its relevance reply is held back. */
   meanwhile?: (handle: WorkflowHandle) => Promise<void>,
+  afterInitialize = false,
 ): Promise<{ handle: WorkflowHandle; record: DecisionRecord; relevance: RecordedRequest; agent: RecordedRequest[] }> {
   script.selection.set(goal, { skills: [], toolsets: ['mcp-fixture'] });
   const handle = await startSession(worker, { settings });
   await send(handle, goal);
   await decided(handle, 1);
+  let seq = 2;
+  if (!afterInitialize) {
+    script.relevance.set(FOLLOW_UP, { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } });
+    await send(handle, FOLLOW_UP);
+    expect((await decided(handle, seq++)).decision).toBe('continue');
+  }
   const relevance = { json: { phaseRelevance: scores[0], sessionRelevance: scores[1] } };
   script.relevance.set(text, { delayMs: RELEVANCE_DELAY_MS, then: relevance });
   const agentBefore = server.requests(MODEL.agent).length;
   const relevanceBefore = server.requests(MODEL.relevance).length;
   await send(handle, text);
   await meanwhile?.(handle);
-  const record = await decided(handle, 2);
+  const record = await decided(handle, seq);
   const judged = server.requests(MODEL.relevance).slice(relevanceBefore);
   expect(judged.map((r) => userJson<{ message: string }>(r).message)).toEqual([text]);
   return { handle, record, relevance: judged[0]!, agent: server.requests(MODEL.agent).slice(agentBefore) };
@@ -238,6 +251,31 @@ describe('the speculative first agent step', () => {
     expect(view.usage?.speculative?.discarded).toBe(1);
     expect(view.usage?.speculative?.usage.promptTokens).toBe(AGENT_USAGE.prompt);
   });
+  it('sends nothing ahead right after initialize: a new phase there costs one agent step, and no action more', async () => {
+    const text = 'Read draft.log';
+    script.selection.set(text, { skills: [], toolsets: [] });
+    const { handle, record, relevance, agent } = await secondInput(
+      'Exercise the fixture tools: read the draft',
+      text,
+      [0.2, 0.9],
+      {},
+      undefined,
+      true,
+    );
+    expect(record.decision).toBe('new-phase');
+    expect(record.speculation).toBeUndefined();
+    expect(agent).toHaveLength(1);
+    expect(agent[0]!.receivedAt).toBeGreaterThanOrEqual(relevance.receivedAt + RELEVANCE_DELAY_MS - 5);
+    expect(offers(agent[0], 'read_file')).toBe(false);
+    expect(record.usage?.speculative).toBeUndefined();
+    const events = (await handle.fetchHistory()).events ?? [];
+    const scheduled = events
+      .filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
+    // One agent step per input: the goal's and the new phase's; none was sent ahead and thrown away.
+    expect(scheduled.filter((name) => name === 'agentStep')).toHaveLength(2);
+  });
+
   it('cancels a discarded step that is still running, without waiting for it, and counts it as of unknown usage', async () => {
     const text = 'Read slow.log';
     script.selection.set(text, { skills: [], toolsets: [] });

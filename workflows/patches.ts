@@ -208,6 +208,13 @@ export const PATCHES = [
     where: 'workflows/session.ts (used in workflows/agent/agent-loop.ts)',
     why: 'Runs recorded before it hand a built-in `capabilities_search`, `capabilities_load` or `capabilities_unload` call to the `runTool` activity, which answers that the Session runs it (an error result); no committed history has one, since no worker offered those tools then. With it the Session runs them: the search through the `searchCapabilities` local activity, loads and unloads as a capability diff recorded as a revision with reason `agent` (`agent-capabilities` history).',
   },
+  {
+    id: 'fewer-actions',
+    since: '363f6c6 (2026-12-05)',
+    asked: 'start',
+    where: 'workflows/session.ts (used in workflows/agent/speculation.ts, workflows/view/visibility.ts)',
+    why: "Runs recorded before it send the agent's first step ahead right after `initialize` and beside a relevance judgment made ahead that has already answered (a new phase then discards it: an activity and its tokens for nothing), and upsert the search attributes at the run's start even when a first input is bound in the same task, whose stage entry upserts them again with the goal (two upserts in a Session's first task). With it the step is sent ahead only where a continue is the likely outcome (after `continue` or `new-phase`, with no answered judgment ahead), and a fresh run's start-up upsert waits for the first input's stage, or for the loop's first wait, so the first task upserts once (`fewer-actions` history).",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -240,6 +247,7 @@ export const ASKED_AFTER_HANDLERS = [
   'combined-understanding',
   'compaction-beside',
   'agent-capabilities',
+  'fewer-actions',
 ] as const satisfies readonly PatchId[];
 
 /**

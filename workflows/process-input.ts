@@ -24,6 +24,7 @@ import {
   STAGE,
   keepLast,
   type BoundInput,
+  type Decision,
   type DecisionRecord,
   type Goal,
   type SessionStage,
@@ -35,6 +36,7 @@ import { makeSpeculation } from './agent/speculation.js';
 import { makeMeter } from './ledger/accounting.js';
 import type { ASKED_AFTER_HANDLERS } from './patches.js';
 import { makeActivities } from './stages/activity-proxies.js';
+import { CallScopes } from './run/call-scopes.js';
 import { makeLookahead, relevanceRequest } from './understanding/lookahead.js';
 import type { StagePublisher } from './view/visibility.js';
 import { clipBytes } from '../contract/text.js';
@@ -54,11 +56,17 @@ export function sessionContext(
 ): SessionContext {
   const meter = makeMeter(state, patches['model-budgets']);
   const activities = makeActivities(state.settings, meter);
+  // A judgment made ahead outlives the input that started it: each runs in a call scope of its own.
+  const judgments = new CallScopes();
+  const judgeAhead: typeof activities.relevance = (request) => judgments.run(() => activities.relevance(request));
   return {
     state,
     activities,
-    lookahead: patches['relevance-lookahead'] ? makeLookahead(state, activities.relevance) : null,
-    speculation: makeSpeculation(state, activities, meter, policy, patches['speculative-agent-step']),
+    lookahead: patches['relevance-lookahead'] ? makeLookahead(state, judgeAhead) : null,
+    speculation: makeSpeculation(state, activities, meter, policy, {
+      enabled: patches['speculative-agent-step'],
+      likelyContinue: patches['fewer-actions'],
+    }),
     patches: {
       combinedUnderstanding: patches['combined-understanding'],
       compactionBeside: patches['compaction-beside'],
@@ -96,7 +104,7 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
   ctx.meter.open(record);
   const firstTask = state.goals.session === null || state.counts.bound === 1;
   // A continue-shaped Session sends the agent's first step beside the relevance call (speculation.ts).
-  ctx.speculation.start(input, record, firstTask);
+  ctx.speculation.start(input, record, firstTask, decidedAhead(ctx, input, firstTask));
   const { outcome, terms } = await understand(ctx, input, record, firstTask);
   ctx.speculation.decided(outcome.decision);
   record.decision = outcome.decision;
@@ -193,6 +201,16 @@ function agentSkipReason(ctx: SessionContext, record: DecisionRecord): string | 
   }
   if (!state.goals.session || !state.goals.phase) return 'session has no goals';
   return null;
+}
+
+/** The decision a judgment made ahead for `input` has already given (lookahead.ts), or null. */
+function decidedAhead(ctx: SessionContext, input: BoundInput, firstTask: boolean): Decision | null {
+  const { session, phase } = ctx.state.goals;
+  if (firstTask || !session || !phase) return null;
+  const scores = ctx.lookahead?.answered(input.seq, phase.text, session.text);
+  if (!scores) return null;
+  return decide({ firstTask: false, relevance: { ok: true, scores }, thresholds: ctx.state.settings.thresholds })
+    .decision;
 }
 
 /** What understanding an input gives: the decision, and the task terms when the relevance call had them. */

@@ -43,6 +43,7 @@ import { emit, eventsPage } from './ledger/events.js';
 import { announceBound, bindNext, intake, refusal } from './ledger/intake.js';
 import { ASKED_AFTER_HANDLERS, ASKED_BEFORE_HANDLERS, askAtStart } from './patches.js';
 import { processInput, sessionContext } from './process-input.js';
+import { CallScopes } from './run/call-scopes.js';
 import { capCarriedState } from './run/carried.js';
 import { enter, startOf } from './run/enter.js';
 import { canIdleClose, closeIdle, idleTimeoutOf } from './run/lifecycle.js';
@@ -175,16 +176,23 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   let parked = false;
 
   stage.show();
+  // With `fewer-actions` a first input bound in this task sets the goal before anything is upserted.
+  if (later['fewer-actions']) stage.holdForGoal();
   stage.publish();
   // Control items that arrived meanwhile wait for the policy; it is set only now, after this run's
   // start-up commands, so they apply after them in the first execution and in every replay alike.
   control.policyKnown(asked);
 
   const wake = () => hasWork() || finished() || shouldContinueAsNew() || (state.turn !== null && !parked);
+  // Each wait and each input runs in a call scope, not the root scope: what the root scope's
+  // cancellation reaches stays reachable from it until the run ends (run/call-scopes.ts).
+  const scopes = new CallScopes();
   for (;;) {
+    // Before a wait that blocks: what the hold kept back is upserted now, in this task.
+    if (!wake()) stage.flush();
     if (idleMs === null || !canIdleClose(state)) {
-      await condition(wake);
-    } else if (!(await condition(wake, Math.max(1, lastActivity + idleMs - Date.now())))) {
+      await scopes.run(() => condition(wake));
+    } else if (!(await scopes.run(() => condition(wake, Math.max(1, lastActivity + idleMs - Date.now()))))) {
       // The timer fired with nothing to do. A control signal may have moved the clock meanwhile;
       // then this waits again for the rest of the new timeout.
       if (canIdleClose(state) && Date.now() - lastActivity >= idleMs) {
@@ -202,7 +210,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     }
     if (state.turn !== null) {
       // A turn carried over from the previous run (it was waiting when this run began) resumes.
-      parked = (await processInput(ctx, null)) === 'parked';
+      parked = (await scopes.run(() => processInput(ctx, null))) === 'parked';
       touch();
       stage.rest();
       continue;
@@ -212,20 +220,19 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     // The signature has done its work once the input is bound; history keeps no MACs.
     const signature = next.signature;
     delete next.signature;
-    // An input checked on arrival (control.input) carries its verified claims. Otherwise runs with
-    // `current-control-policy` ask the worker now (an input carried over from a run that checked at
-    // bind time); older runs trust their start's policy.
+    // An input checked on arrival (control.input) carries its verified claims. Otherwise (carried over
+    // from a run that checked at bind time) `current-control-policy` asks the worker now; older runs
+    // trust their start's policy. `input.bound` then shows what the Session trusts, not what was claimed.
     const unchecked = next.claimsCheckedAt === undefined;
     if (unchecked && early['current-control-policy']) {
-      await trustIdentityNow(state, next, signature, early['bound-control']);
+      await scopes.run(() => trustIdentityNow(state, next, signature, early['bound-control']));
     } else if (unchecked && asked?.signedControl) {
-      await trustIdentity(asked, state, next, signature, early['bound-control']);
+      await scopes.run(() => trustIdentity(asked, state, next, signature, early['bound-control']));
     }
-    // `input.bound` shows the identity and route the Session trusts, not what the sender claimed.
     announceBound(state, next, next.boundAt);
     inputsThisRun++;
     stage.publish(STAGE.understand);
-    parked = (await processInput(ctx, next)) === 'parked';
+    parked = (await scopes.run(() => processInput(ctx, next))) === 'parked';
     touch();
     if (parked) continue;
     stage.rest();

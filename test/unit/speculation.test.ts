@@ -65,6 +65,33 @@ describe('notContinueShaped', () => {
     expect(notContinueShaped(noAgent.state, noAgent.input, false, null)).toBe('agent turn off');
   });
 
+  it('with fewer-actions, not after initialize, where a new phase is as likely; after continue or new-phase still', () => {
+    const likely = { likelyContinue: true, ahead: null };
+    const afterInit = secondInput('initialize');
+    expect(notContinueShaped(afterInit.state, afterInit.input, false, null, likely)).toBe(
+      'no continue likely after initialize',
+    );
+    for (const previous of ['continue', 'new-phase'] as const) {
+      const { state, input } = secondInput(previous);
+      expect(notContinueShaped(state, input, false, null, likely)).toBeNull();
+    }
+    const doubt = secondInput('uncertain');
+    expect(notContinueShaped(doubt.state, doubt.input, false, null, likely)).toBe(
+      'the previous input did not continue a phase',
+    );
+  });
+
+  it('with fewer-actions, sends nothing ahead once a judgment made ahead has answered, whatever it decided', () => {
+    for (const ahead of ['continue', 'new-phase', 'out-of-scope'] as const) {
+      const { state, input } = secondInput('continue');
+      expect(notContinueShaped(state, input, false, null, { likelyContinue: true, ahead })).toBe(
+        `decided ahead: ${ahead}`,
+      );
+      // Runs recorded before the patch ignore it.
+      expect(notContinueShaped(state, input, false, null, { likelyContinue: false, ahead })).toBeNull();
+    }
+  });
+
   it('defaults the setting on, and old settings without it parse with it on', () => {
     expect(secondInput('continue').state.settings.speculativeAgentStep).toBe(true);
   });

@@ -22,6 +22,18 @@
  * current phase, where a follow-up most often continues), and the request fits the context budget
  * whole (a step that must compact first changes state, so it is never sent ahead).
  *
+ * Where a continue is not the likely outcome, runs that asked `patched('fewer-actions')` send nothing
+ * ahead, since a discarded step is a billable action and tokens spent for nothing. What is known
+ * before the relevance result decides:
+ * - a judgment made ahead for the input (lookahead.ts) that has already answered gives the decision
+ *   itself: nothing is sent ahead, since on `continue` the turn's first step starts at once anyway,
+ *   in the same workflow task, and on anything else no step is wanted;
+ * - otherwise, the input right after `initialize` is not sent ahead. The phase is then the Session's
+ *   whole goal, just taken on by the first turn, and the next input is as often the next deliverable
+ *   as a follow-up (the README's own second message converts the guide to Word): that input's agent
+ *   waits one relevance call, as it would without speculation. From the third input on the phase is
+ *   one the Session is working inside, and continue inputs keep their step sent ahead.
+ *
  * A discarded step's tokens count in the accounting as speculative (`usage.speculative`), or as a
  * step of unknown usage when it was cancelled before its answer came. The pending step lives in
  * workflow memory only: continue-as-new happens between inputs, when none is pending.
@@ -47,6 +59,8 @@ import { CallScopes } from '../run/call-scopes.js';
 
 /** Decisions after which the next input is taken to continue the phase. */
 const LEAVES_PHASE_OPEN: ReadonlySet<Decision> = new Set(['continue', 'initialize', 'new-phase']);
+/** The same, in runs with `fewer-actions`: after `initialize` a new phase is as likely (module comment). */
+const CONTINUE_LIKELY_AFTER: ReadonlySet<Decision> = new Set(['continue', 'new-phase']);
 
 type Ahead = Awaited<ReturnType<SessionActivityProxies['agentStepAhead']>>;
 
@@ -60,20 +74,35 @@ interface Pending {
   settled: { usage: ModelUsage | undefined } | null;
 }
 
-/** Why the Session is not continue-shaped for `input`, or null when it is. */
+/**
+ * Why the Session is not continue-shaped for `input`, or null when it is. With `likelyContinue`
+ * (runs with `fewer-actions`), also why a continue is not the likely outcome: `ahead` is the decision
+ * a judgment made ahead has already given, if any.
+ */
 export function notContinueShaped(
   state: SessionState,
   input: BoundInput,
   firstTask: boolean,
   policy: Pick<WorkerPolicy, 'speculativeAgentStep'> | null,
+  likely: { likelyContinue: boolean; ahead: Decision | null } = { likelyContinue: false, ahead: null },
 ): string | null {
   if (firstTask || !state.goals.session || !state.goals.phase) return 'no goals to continue';
   if (state.turn !== null) return 'a turn is active';
   if (!state.settings.agentTurn) return 'agent turn off';
   if (!state.settings.speculativeAgentStep || policy?.speculativeAgentStep === false) return 'speculation off';
+  if (likely.likelyContinue && likely.ahead !== null) return `decided ahead: ${likely.ahead}`;
   const previous = state.history.filter((h) => h.seq < input.seq).at(-1)?.decision ?? null;
   if (previous === null || !LEAVES_PHASE_OPEN.has(previous)) return 'the previous input did not continue a phase';
+  if (likely.likelyContinue && !CONTINUE_LIKELY_AFTER.has(previous)) return `no continue likely after ${previous}`;
   return null;
+}
+
+/** Which rule a run's speculation follows, from the patches asked at its start. */
+export interface SpeculationRule {
+  /** `patched('speculative-agent-step')`; false in runs recorded before it. */
+  enabled: boolean;
+  /** `patched('fewer-actions')`: only where a continue is the likely outcome (module comment). */
+  likelyContinue: boolean;
 }
 
 export function makeSpeculation(
@@ -81,8 +110,7 @@ export function makeSpeculation(
   activities: Pick<SessionActivityProxies, 'agentStepAhead' | 'agentStep'>,
   meter: Pick<UsageMeter, 'charge' | 'discard' | 'check'>,
   policy: WorkerPolicy | null,
-  /** `patched('speculative-agent-step')`, asked at the run's start; false in runs recorded before it. */
-  enabled: boolean,
+  rule: SpeculationRule,
 ): Speculation {
   let pending: Pending | null = null;
   // Not children of the root scope, which would hold every step's scope for the rest of the run.
@@ -100,9 +128,17 @@ export function makeSpeculation(
   };
 
   return {
-    start(input, record, firstTask) {
+    start(input, record, firstTask, decidedAhead) {
       if (pending) discard(pending, 'a later input began');
-      if (!enabled || notContinueShaped(state, input, firstTask, policy) !== null) return;
+      if (!rule.enabled) return;
+      if (
+        notContinueShaped(state, input, firstTask, policy, {
+          likelyContinue: rule.likelyContinue,
+          ahead: decidedAhead,
+        }) !== null
+      ) {
+        return;
+      }
       const window = phaseItems(state, [...state.transcript, userItem(input)]);
       if (jsonBytes(window) > state.settings.agentContextBytes) return;
       const request = requestOf(state, { from: input.from, steps: 1, record: { decision: 'continue' } }, window);

@@ -16,6 +16,16 @@
  * reactions, and only the generation itself stays linked to the root. Cancelling a generation
  * whose children have all finished pushes no command (an activity's cancellation closure returns
  * when the activity has already completed), so the history and replay are unchanged: no patch.
+ *
+ * A generation's parent is the scope its CallScopes was made in (the root, for every user), not the
+ * scope current when the generation happens to start: a generation begun during one input is used
+ * by the next ones, and must not be cancelled with the scope that input ran in.
+ *
+ * `run` is the same for a stretch of work whose activities, timers and conditions should hang off a
+ * scope that is let go of later: each input the main loop processes, and each wait between inputs.
+ * Everything such work starts must have settled when it returns, or be in a scope of its own (the
+ * relevance judged ahead, the speculative step, the interruptible calls): retiring the generation
+ * would cancel it.
  */
 import { CancellationScope } from '@temporalio/workflow';
 
@@ -24,6 +34,8 @@ export const GENERATION = 8;
 
 /** The generations of one run's call scopes. */
 export class CallScopes {
+  /** The parent of every generation: the scope this was made in. */
+  private readonly parent = CancellationScope.current();
   private generation: CancellationScope | null = null;
   /** Children made in the current generation, and of those the ones not yet released. */
   private made = 0;
@@ -32,12 +44,23 @@ export class CallScopes {
   /** A fresh cancellable scope for one call; `release` it once the call has settled. */
   child(): CancellationScope {
     if (this.generation === null) {
-      this.generation = new CancellationScope();
+      this.generation = new CancellationScope({ cancellable: true, parent: this.parent });
       this.made = 0;
     }
     this.made++;
     this.open++;
     return new CancellationScope({ cancellable: true, parent: this.generation });
+  }
+
+  /**
+   * Runs `fn` in a fresh call scope and releases it once `fn` has settled. The caller awaits the
+   * scope's own promise (no extra await in between), so its continuation runs no later than before.
+   */
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const done = this.child().run(fn);
+    const release = () => this.release();
+    void done.then(release, release);
+    return done;
   }
 
   /** The call in a scope from `child` has settled; a full generation with nothing open is retired. */

@@ -42,12 +42,17 @@ export interface Lookahead {
    * way: a judgment against other goals is dropped, and the caller judges the input afresh.
    */
   take(seq: number, phaseGoal: string, sessionGoal: string): Promise<RelevanceScores> | undefined;
+  /** The scores judged ahead for `seq` against exactly these goals, if that judgment has answered already. */
+  answered(seq: number, phaseGoal: string, sessionGoal: string): RelevanceScores | undefined;
 }
 
 /** The agent's first step sent beside the relevance call (agent/speculation.ts makes it). */
 export interface Speculation {
-  /** Sends the first step of `input`'s turn now, beside its relevance call, if the Session is continue-shaped. */
-  start(input: BoundInput, record: DecisionRecord, firstTask: boolean): void;
+  /**
+   * Sends the first step of `input`'s turn now, beside its relevance call, if the Session is
+   * continue-shaped. `ahead` is the decision a judgment made ahead has already given, if any.
+   */
+  start(input: BoundInput, record: DecisionRecord, firstTask: boolean, ahead: Decision | null): void;
   /** The input's decision is known: anything but `continue` discards the step at once. */
   decided(decision: Decision): void;
   /**

@@ -8,6 +8,9 @@
  * ahead that failed (a timeout while it ran beside other work, say) is not used either: the input is
  * judged again at its turn, so only a failure at that point degrades it.
  *
+ * A judgment outlives the input whose turn started it, so `relevance` is expected to run each call
+ * in a scope of its own (process-input.ts passes one that does, run/call-scopes.ts).
+ *
  * Judgments live in workflow memory only. Continue-as-new drops them (the next run judges afresh),
  * and nothing here is carried, so state size does not change.
  */
@@ -22,6 +25,8 @@ interface Judgment {
   /** The goal texts it was judged against. */
   goals: string;
   result: Promise<RelevanceScores>;
+  /** Its scores, once it has answered. */
+  answered?: RelevanceScores;
 }
 
 const goalsKey = (phaseGoal: string, sessionGoal: string) => JSON.stringify([phaseGoal, sessionGoal]);
@@ -43,10 +48,16 @@ export function makeLookahead(state: SessionState, relevance: Relevance): Lookah
   const judgments = new Map<number, Judgment>();
   const judge = (input: PendingInput, phaseGoal: string, sessionGoal: string): Judgment => {
     const result = relevance(relevanceRequest(input, phaseGoal, sessionGoal));
+    const judgment: Judgment = { goals: goalsKey(phaseGoal, sessionGoal), result };
     // Awaited later (or never, if dropped): a failure must not count as an unhandled rejection,
     // which would fail the workflow task. The awaiting stage still sees the failure.
-    result.catch(() => undefined);
-    return { goals: goalsKey(phaseGoal, sessionGoal), result };
+    result.then(
+      (scores) => {
+        judgment.answered = scores;
+      },
+      () => undefined,
+    );
+    return judgment;
   };
   return {
     fill() {
@@ -60,6 +71,10 @@ export function makeLookahead(state: SessionState, relevance: Relevance): Lookah
         if (current?.goals === key) continue;
         judgments.set(input.seq, judge(input, phase.text, session.text));
       }
+    },
+    answered(seq, phaseGoal, sessionGoal) {
+      const judgment = judgments.get(seq);
+      return judgment?.goals === goalsKey(phaseGoal, sessionGoal) ? judgment.answered : undefined;
     },
     take(seq, phaseGoal, sessionGoal) {
       const judgment = judgments.get(seq);

@@ -36,10 +36,18 @@ export function stageAttribute(stage: SessionStage, coarse: boolean): SessionSta
   return !coarse || COARSE_STAGES.has(stage) ? stage : STAGE.idle;
 }
 
-/** Returns a function that upserts the Session's search attributes when any of them changed. */
-export function makeSearchAttributePublisher(state: SessionState, coarse: boolean): (stage: SessionStage) => void {
+/**
+ * Returns a function that upserts the Session's search attributes when any of them changed. While
+ * `held()`, nothing is upserted: the last stage asked for is kept and sent by the next call after.
+ */
+export function makeSearchAttributePublisher(
+  state: SessionState,
+  coarse: boolean,
+  held: () => boolean = () => false,
+): (stage: SessionStage) => void {
   let last = '';
   return (fine) => {
+    if (held()) return;
     const stage = stageAttribute(fine, coarse);
     // Encrypted deployments keep user text out of visibility, where no payload codec reaches.
     const goal = state.settings.goalSearchAttribute
@@ -77,12 +85,24 @@ export interface StagePublisher {
   readonly followStatus: () => void;
   /** Upserts the search attributes for `stage` (default: the current one) if any of them changed. */
   readonly publish: (stage?: SessionStage) => void;
+  /**
+   * From now until `flush`, while the Session has no goal yet and an input (queued or bound) is
+   * about to set it, search attributes are not upserted: a run's first task then upserts once, with
+   * the goal, instead of once at the start and again when the first input has set the goal
+   * (`fewer-actions`).
+   */
+  readonly holdForGoal: () => void;
+  /** Ends the hold and upserts what was held back, if anything changed. */
+  readonly flush: () => void;
 }
 
 /** The stage publisher of a Session entering a run; it starts at rest. */
 export function makeStagePublisher(state: SessionState, coarse: boolean): StagePublisher {
   const resting = (): SessionStage => (state.status === 'paused' ? STAGE.paused : STAGE.idle);
-  const searchAttributes = makeSearchAttributePublisher(state, coarse);
+  let holding = false;
+  const held = () =>
+    holding && state.goals.session === null && state.counts.bound + state.queue.length > 0 && state.status !== 'closed';
+  const searchAttributes = makeSearchAttributePublisher(state, coarse, held);
   let current = resting();
   const show = (next?: SessionStage): void => {
     if (next) current = next;
@@ -101,5 +121,13 @@ export function makeStagePublisher(state: SessionState, coarse: boolean): StageP
       show();
     },
     publish: (stage = current) => searchAttributes(stage),
+    holdForGoal: () => {
+      holding = true;
+    },
+    flush: () => {
+      if (!holding) return;
+      holding = false;
+      searchAttributes(current);
+    },
   };
 }
