@@ -219,3 +219,38 @@ function describeCauses(err: unknown): string {
   }
   return parts.join(': ');
 }
+
+export interface TaskLoad {
+  /** The longest workflow task, started to completed (or failed), in ms: the worker's activation time plus its round trip. */
+  longestMs: number;
+  /** The most signals one workflow task took in (those recorded since the task before it started). */
+  mostSignals: number;
+}
+
+/**
+ * How heavy the runs' workflow tasks were. The SDK runs each activation under a 5 s wall-clock limit
+ * (isolateExecutionTimeout); a burst lands hundreds of signals in one task, so this shows how close
+ * a loaded machine came to it.
+ */
+export function workflowTaskLoad(histories: History[]): TaskLoad {
+  const result: TaskLoad = { longestMs: 0, mostSignals: 0 };
+  const ms = (event: temporal.api.history.v1.IHistoryEvent) =>
+    Number(event.eventTime?.seconds ?? 0) * 1_000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6);
+  for (const history of histories) {
+    let signals = 0;
+    let started: number | undefined;
+    for (const event of history.events ?? []) {
+      if (event.workflowExecutionSignaledEventAttributes) signals++;
+      if (event.workflowTaskStartedEventAttributes) {
+        started = ms(event);
+        result.mostSignals = Math.max(result.mostSignals, signals);
+        signals = 0;
+      }
+      if ((event.workflowTaskCompletedEventAttributes || event.workflowTaskFailedEventAttributes) && started) {
+        result.longestMs = Math.max(result.longestMs, ms(event) - started);
+        started = undefined;
+      }
+    }
+  }
+  return result;
+}
