@@ -173,10 +173,18 @@ const READ_TIMEOUT_MS = 30_000;
 
 /**
  * Polls `read` until `done` holds; failed reads (a server being restarted) and reads that take longer
- * than READ_TIMEOUT_MS count as not yet.
+ * than READ_TIMEOUT_MS count as not yet. With `progress`, `timeoutMs` is how long the value may go
+ * without advancing rather than a total: on a machine other work loads, a Session that keeps binding
+ * is slow, not stuck, and only one that stops fails.
  */
-export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+export async function until<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+  progress?: (value: T) => number,
+): Promise<T> {
+  let deadline = Date.now() + timeoutMs;
+  let best = -Infinity;
   let last: T | undefined;
   let error: unknown;
   for (;;) {
@@ -187,12 +195,16 @@ export async function until<T>(read: () => Promise<T>, done: (value: T) => boole
       });
       last = await Promise.race([read(), slow]).finally(() => clearTimeout(timer));
       if (done(last)) return last;
+      if (progress && progress(last) > best) {
+        best = progress(last);
+        deadline = Date.now() + timeoutMs;
+      }
     } catch (err) {
       error = err;
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `not done within ${timeoutMs} ms; last value: ${JSON.stringify(last)?.slice(0, 2_000)}; last error: ${describeCauses(error)}`,
+        `not done within ${timeoutMs} ms${progress ? ' of no progress' : ''}; last value: ${JSON.stringify(last)?.slice(0, 2_000)}; last error: ${describeCauses(error)}`,
       );
     }
     await new Promise((r) => setTimeout(r, 250));

@@ -85,7 +85,8 @@ it(
           return handle.query(snapshotQuery);
         },
         (s) => s.seq.lastBound === INPUTS && s.stage === 'Idle' && s.turn === null,
-        600_000,
+        300_000,
+        (s) => s.seq.lastBound,
       ),
     );
     await log.poll(handle);

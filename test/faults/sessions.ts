@@ -114,14 +114,18 @@ export async function sendInputs(
   );
 }
 
-/** Waits until every Session has bound `inputs` inputs and is idle with no turn; returns their snapshots. */
-export function settled(sessions: FaultSession[], inputs: number, timeoutMs = 600_000): Promise<SessionView[]> {
+/**
+ * Waits until every Session has bound `inputs` inputs and is idle with no turn; returns their
+ * snapshots. Fails when a Session binds nothing for `stallMs` (until), however long the whole takes.
+ */
+export function settled(sessions: FaultSession[], inputs: number, stallMs = 300_000): Promise<SessionView[]> {
   return Promise.all(
     sessions.map(({ handle }) =>
       until(
         () => handle.query(snapshotQuery),
         (v) => v.seq.lastBound === inputs && v.stage === 'Idle' && v.turn === null,
-        timeoutMs,
+        stallMs,
+        (v) => v.seq.lastBound,
       ),
     ),
   );
