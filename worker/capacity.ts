@@ -159,3 +159,22 @@ export async function workflowThreadHeaps(
     session.disconnect();
   }
 }
+
+/**
+ * The longest one workflow activation may run on the workflow thread before the SDK gives up on it
+ * (its `isolateExecutionTimeout`, 5 s by default and not in its typed options; the SDK spreads what
+ * it is given over its defaults, which test/unit/capacity.test.ts checks).
+ *
+ * Why not 5 s: when that timer fires while the activation's microtasks run (the workflow context
+ * uses `microtaskMode: 'afterEvaluate'`), Node leaves its async-hook stack unbalanced and aborts
+ * the whole worker process ("async hook stack has become corrupted", nodejs/node#38503, still open
+ * in Node 20.20; temporalio/sdk-typescript#939): every Session on the worker stops until it is
+ * restarted. A signal burst makes such activations: while a task is in flight, the server fails it
+ * once more than about 100 signals are buffered (FORCE_CLOSE_COMMAND), the worker evicts the run,
+ * and the next task replays every signal since the last completed one in a single activation.
+ * Measured 2026-12-05 (test/faults/burst.fault.ts, 1,600 signals, 2 cores at load average 15-24):
+ * fifteen force-closed tasks in a row, then one activation holding all 1,600 signals; replayed, that
+ * activation alone took 1.9-5.1 s, and the live worker process aborted within 17 s of the burst. A
+ * deadlocked workflow still fails; only later, and it would take the process with it either way.
+ */
+export const ACTIVATION_LIMIT = '30s';

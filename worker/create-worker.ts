@@ -25,7 +25,7 @@ import type { RoleModels } from '../models/roles.js';
 import { connectionOptions } from '../client/connection.js';
 import { AesGcmPayloadCodec, EncryptionError, encryptedDataConverter } from '../client/encryption.js';
 import { ConfigError, type HarnessConfig } from './config.js';
-import { stickyCache, type StickyCache } from './capacity.js';
+import { ACTIVATION_LIMIT, stickyCache, type StickyCache } from './capacity.js';
 import { temporalSessionDirectory } from './session-directory.js';
 import type { Tracing } from './tracing.js';
 import {
@@ -121,6 +121,9 @@ function interceptorOptions(
     },
   };
 }
+
+/** The SDK's `isolateExecutionTimeout`, which its typed options leave out (capacity.ts ACTIVATION_LIMIT). */
+const activationLimit = { isolateExecutionTimeout: ACTIVATION_LIMIT } as Partial<WorkerOptions>;
 
 /** Creates (but does not run) a worker. `workflowBundle` skips bundling when a prebuilt bundle exists. */
 export async function createSessionWorker(
@@ -265,6 +268,8 @@ export async function createSessionWorker(
         ? { maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks }
         : {}),
       maxCachedWorkflows: cache.size,
+      // A loaded machine must not turn a long activation into a crash of the process (capacity.ts).
+      ...activationLimit,
       // The payload codec runs here, outside the workflow sandbox; workflow code never sees ciphertext.
       // Failures are encoded too: an activity error can quote model output. A workflow bundled at
       // start gets the converter as well; a prebuilt bundle keeps the one it was built with. Around

@@ -173,10 +173,18 @@ const READ_TIMEOUT_MS = 30_000;
 
 /**
  * Polls `read` until `done` holds; failed reads (a server being restarted) and reads that take longer
- * than READ_TIMEOUT_MS count as not yet.
+ * than READ_TIMEOUT_MS count as not yet. With `progress`, `timeoutMs` is how long the value may go
+ * without advancing rather than a total: on a machine other work loads, a Session that keeps binding
+ * is slow, not stuck, and only one that stops fails.
  */
-export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+export async function until<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+  progress?: (value: T) => number,
+): Promise<T> {
+  let deadline = Date.now() + timeoutMs;
+  let best = -Infinity;
   let last: T | undefined;
   let error: unknown;
   for (;;) {
@@ -187,12 +195,16 @@ export async function until<T>(read: () => Promise<T>, done: (value: T) => boole
       });
       last = await Promise.race([read(), slow]).finally(() => clearTimeout(timer));
       if (done(last)) return last;
+      if (progress && progress(last) > best) {
+        best = progress(last);
+        deadline = Date.now() + timeoutMs;
+      }
     } catch (err) {
       error = err;
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `not done within ${timeoutMs} ms; last value: ${JSON.stringify(last)?.slice(0, 2_000)}; last error: ${describeCauses(error)}`,
+        `not done within ${timeoutMs} ms${progress ? ' of no progress' : ''}; last value: ${JSON.stringify(last)?.slice(0, 2_000)}; last error: ${describeCauses(error)}`,
       );
     }
     await new Promise((r) => setTimeout(r, 250));
@@ -218,4 +230,39 @@ function describeCauses(err: unknown): string {
     parts.push(e instanceof Error ? e.message : JSON.stringify(e));
   }
   return parts.join(': ');
+}
+
+export interface TaskLoad {
+  /** The longest workflow task, started to completed (or failed), in ms: the worker's activation time plus its round trip. */
+  longestMs: number;
+  /** The most signals one workflow task took in (those recorded since the task before it started). */
+  mostSignals: number;
+}
+
+/**
+ * How heavy the runs' workflow tasks were. The SDK runs each activation under a 5 s wall-clock limit
+ * (isolateExecutionTimeout); a burst lands hundreds of signals in one task, so this shows how close
+ * a loaded machine came to it.
+ */
+export function workflowTaskLoad(histories: History[]): TaskLoad {
+  const result: TaskLoad = { longestMs: 0, mostSignals: 0 };
+  const ms = (event: temporal.api.history.v1.IHistoryEvent) =>
+    Number(event.eventTime?.seconds ?? 0) * 1_000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6);
+  for (const history of histories) {
+    let signals = 0;
+    let started: number | undefined;
+    for (const event of history.events ?? []) {
+      if (event.workflowExecutionSignaledEventAttributes) signals++;
+      if (event.workflowTaskStartedEventAttributes) {
+        started = ms(event);
+        result.mostSignals = Math.max(result.mostSignals, signals);
+        signals = 0;
+      }
+      if ((event.workflowTaskCompletedEventAttributes || event.workflowTaskFailedEventAttributes) && started) {
+        result.longestMs = Math.max(result.longestMs, ms(event) - started);
+        started = undefined;
+      }
+    }
+  }
+  return result;
 }

@@ -10,10 +10,10 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { decisionsQuery, messageSignal, snapshotQuery, submitUpdate } from '../../contract/api.js';
 import { MAX_RESOURCES, MAX_TEXT_CHARS } from '../../contract/messages.js';
-import { MODEL, scriptedModels, startSession, startWorker, uniqueId, type TestWorker } from '../support/harness.js';
-import { ScriptedModelServer } from '../support/model-server.js';
+import { MODEL, startSession, uniqueId } from '../support/harness.js';
 import { DecisionLog, auditInputs, historyClient, runHistories, until, workflowTaskFailures } from './audit.js';
 import { writeRow } from './rows.js';
+import { useKillableWorker } from './sessions.js';
 
 interface Case {
   label: string;
@@ -87,8 +87,7 @@ function matrix(p: string): Case[] {
   ];
 }
 
-let models: ScriptedModelServer;
-let w: TestWorker;
+const w = useKillableWorker();
 /** 25 signals of 10,000 keys make a history over gRPC's default 4 MB receive limit; this client reads it. */
 let reader: Awaited<ReturnType<typeof historyClient>>;
 const started = Date.now();
@@ -97,12 +96,11 @@ const results: Array<{ channel: string; expected: string[]; handle: WorkflowHand
 let payloads = 0;
 
 beforeAll(async () => {
-  models = await ScriptedModelServer.start();
-  models.on(MODEL.relevance, { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } });
-  models.on(MODEL.extraction, { json: { terms: ['report'] } });
-  models.on(MODEL.orchestration, { json: { skills: [], toolsets: [], memories: [] } });
-  models.on(MODEL.agent, { content: 'Done.' });
-  w = await startWorker({ models: scriptedModels(models) });
+  w.models.on(MODEL.relevance, { json: { phaseRelevance: 0.9, sessionRelevance: 0.9 } });
+  w.models.on(MODEL.extraction, { json: { terms: ['report'] } });
+  w.models.on(MODEL.orchestration, { json: { skills: [], toolsets: [], memories: [] } });
+  w.models.on(MODEL.agent, { content: 'Done.' });
+  await w.start(uniqueId('faults-bad'));
   reader = await historyClient(inject('temporalAddress'));
 });
 
@@ -133,8 +131,6 @@ afterAll(async () => {
     notes: `channels: ${results.map((r) => r.channel).join(', ')}; ${matrix('x').filter((c) => !c.valid).length} refused and ${matrix('x').filter((c) => c.valid).length} odd-but-valid payloads each`,
   });
   await reader?.close();
-  await w?.stop();
-  await models?.close();
 });
 
 /** A Session with one valid input, ready for the matrix. */
@@ -147,10 +143,12 @@ async function session(channel: string, settings: Record<string, unknown> = {}) 
 }
 
 async function settle(entry: (typeof results)[number]) {
-  const snapshot = await until(
-    () => entry.handle.query(snapshotQuery),
-    (s) => s.seq.lastBound === entry.expected.length && s.stage === 'Idle' && s.turn === null,
-    120_000,
+  const snapshot = await w.alive(
+    until(
+      () => entry.handle.query(snapshotQuery),
+      (s) => s.seq.lastBound === entry.expected.length && s.stage === 'Idle' && s.turn === null,
+      120_000,
+    ),
   );
   const log = new DecisionLog();
   await log.poll(entry.handle);

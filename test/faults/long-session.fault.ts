@@ -4,14 +4,23 @@
  * task); prints the carried-state bytes of each run and the per-input latency in 10% buckets and for
  * the first and last 1,000 inputs, so growth shows up as a trend, never as a flaky assert.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, inject, it } from 'vitest';
 import { messageSignal, snapshotQuery } from '../../contract/api.js';
 import type { DecisionRecord } from '../../contract/state.js';
-import { message, scriptedModels, startSession, startWorker, type TestWorker } from '../support/harness.js';
-import { ScriptedModelServer } from '../support/model-server.js';
-import { DecisionLog, auditInputs, carriedBytes, runHistories, until, workflowTaskFailures } from './audit.js';
+import { message, startSession, uniqueId } from '../support/harness.js';
+import {
+  BindingLog,
+  DecisionLog,
+  auditInputs,
+  carriedBytes,
+  replayEvents,
+  runHistories,
+  until,
+  workflowTaskFailures,
+} from './audit.js';
 import { inputText, scriptFaultRoles } from './roles.js';
 import { writeRow } from './rows.js';
+import { useKillableWorker } from './sessions.js';
 
 const INPUTS = Number(process.env.FAULTS_LONG_INPUTS ?? 2_000);
 /** Inputs sent ahead of the Session: enough to keep it busy, few enough that latency is not queue wait. */
@@ -22,18 +31,11 @@ const WINDOW = 50;
  */
 const TEST_TIMEOUT_MS = Math.max(900_000, INPUTS * 500);
 
-let models: ScriptedModelServer;
-let w: TestWorker;
+const w = useKillableWorker();
 
 beforeAll(async () => {
-  models = await ScriptedModelServer.start();
-  scriptFaultRoles(models);
-  w = await startWorker({ models: scriptedModels(models) });
-});
-
-afterAll(async () => {
-  await w?.stop();
-  await models?.close();
+  scriptFaultRoles(w.models);
+  await w.start(uniqueId('faults-long'));
 });
 
 /** From the first stage's start to the end of the agent turn (or the last stage). */
@@ -64,30 +66,37 @@ it(
       await handle.signal(messageSignal, m);
       sent.push(m.messageId);
       if (sent.length % WINDOW === 0) {
-        await until(
-          async () => {
-            await log.poll(handle);
-            return (await handle.query(snapshotQuery)).seq.lastBound;
-          },
-          (bound) => bound >= sent.length - WINDOW,
-          300_000,
+        await w.alive(
+          until(
+            async () => {
+              await log.poll(handle);
+              return (await handle.query(snapshotQuery)).seq.lastBound;
+            },
+            (bound) => bound >= sent.length - WINDOW,
+            300_000,
+          ),
         );
       }
     }
-    const done = await until(
-      async () => {
-        await log.poll(handle);
-        return handle.query(snapshotQuery);
-      },
-      (s) => s.seq.lastBound === INPUTS && s.stage === 'Idle' && s.turn === null,
-      600_000,
+    const done = await w.alive(
+      until(
+        async () => {
+          await log.poll(handle);
+          return handle.query(snapshotQuery);
+        },
+        (s) => s.seq.lastBound === INPUTS && s.stage === 'Idle' && s.turn === null,
+        300_000,
+        (s) => s.seq.lastBound,
+      ),
     );
     await log.poll(handle);
 
     const histories = await runHistories(w.client, handle.workflowId, firstRunId);
     const carried = carriedBytes(histories);
     const failures = workflowTaskFailures(histories);
-    const audit = auditInputs(log, sent);
+    // Counted from the durable history; the polled decision records only give the latencies.
+    const bound = new BindingLog(await replayEvents(handle.workflowId, histories, inject('workflowBundlePath')));
+    const audit = auditInputs(bound, sent);
     const records = [...log.bySeq.values()].sort((a, b) => a.seq - b.seq);
     const latencies = records.map(latencyMs);
     const bucket = Math.max(1, Math.ceil(INPUTS / 10));
@@ -115,7 +124,8 @@ it(
     });
 
     expect(audit).toEqual({ lost: 0, duplicated: 0, gapFree: true, inOrder: true });
-    expect(log.bySeq.size).toBe(INPUTS);
+    expect(bound.bySeq.size).toBe(INPUTS);
+    expect(bound.finishedTurns).toBe(INPUTS);
     expect(done.counts.bound).toBe(INPUTS);
     expect(failures.ours).toEqual([]);
     // The documented cap (contract/budget.ts CARRIED_CAP) holds for every hand-over.

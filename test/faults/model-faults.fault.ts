@@ -5,16 +5,17 @@
  * fallback, a failed agent turn or dropped ids), and no workflow task fails.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { decisionsQuery, messageSignal } from '../../contract/api.js';
 import type { DecisionRecord } from '../../contract/state.js';
-import { OpenAIModels } from '../../models/openai-models.js';
-import type { Role, RoleModels } from '../../models/roles.js';
-import { MODEL, message, startSession, startWorker, userJson, type TestWorker } from '../support/harness.js';
-import { ScriptedModelServer, faults, type RecordedRequest, type Reply } from '../support/model-server.js';
+import type { Role } from '../../models/roles.js';
+import { MODEL, message, startSession, uniqueId, userJson } from '../support/harness.js';
+import type { ScriptedModelServer } from '../support/model-server.js';
+import { faults, type RecordedRequest, type Reply } from '../support/model-server.js';
 import { freePorts } from '../support/ports.js';
 import { DecisionLog, auditInputs, runHistories, until, workflowTaskFailures } from './audit.js';
 import { writeRow } from './rows.js';
+import { useKillableWorker } from './sessions.js';
 
 type Fault = 'rate-limited' | 'server-error' | 'timeout' | 'refused' | 'malformed' | 'wrong-shape' | 'out-of-range';
 const FAULTS: Fault[] = [
@@ -35,8 +36,7 @@ const CASES = ROLES.flatMap((role) =>
   FAULTS.filter((fault) => fault !== 'out-of-range' || RANGED.has(role)).map((fault) => ({ role, fault })),
 );
 
-let models: ScriptedModelServer;
-let w: TestWorker;
+const w = useKillableWorker();
 
 /** The fault tagged in `text` for `role`, e.g. `[agent:timeout]`. */
 function tagged(text: string, role: Role): Fault | null {
@@ -98,41 +98,11 @@ function script(server: ScriptedModelServer): void {
   );
 }
 
-/**
- * Real OpenAI-compatible clients: the scripted server for every role, except requests tagged
- * `refused`, which go to a port nothing listens on.
- */
-function routedModels(server: ScriptedModelServer, closedPort: number): RoleModels {
-  const names = { ...MODEL };
-  const good = new OpenAIModels({ baseURL: server.baseURL, apiKey: 'test', models: names, jsonMode: 'json_object' });
-  const dead = new OpenAIModels({
-    baseURL: `http://127.0.0.1:${closedPort}/v1`,
-    apiKey: 'test',
-    models: names,
-    jsonMode: 'json_object',
-  });
-  // Only the tagged role goes to the closed port: the tag rides in the goal every role sees.
-  const pick = (role: Role, request: unknown) => (JSON.stringify(request).includes(`[${role}:refused]`) ? dead : good);
-  return {
-    relevance: (r, c) => pick('relevance', r).relevance(r, c),
-    extract: (r, c) => pick('extraction', r).extract(r, c),
-    orchestrate: (r, c) => pick('orchestration', r).orchestrate(r, c),
-    compact: (r, c) => pick('compaction', r).compact(r, c),
-    agentStep: (p, c) => pick('agent', p).agentStep(p, c),
-    describe: () => good.describe(),
-  };
-}
-
 beforeAll(async () => {
-  models = await ScriptedModelServer.start();
-  script(models);
+  script(w.models);
+  // A request tagged `[<role>:refused]` goes to this port, where nothing listens (test/support/refusing-models.ts).
   const [closedPort] = (await freePorts(1)) as [number];
-  w = await startWorker({ models: routedModels(models, closedPort) });
-});
-
-afterAll(async () => {
-  await w?.stop();
-  await models?.close();
+  await w.start(uniqueId('faults-models'), { HARNESS_TEST_REFUSED_PORT: String(closedPort) });
 });
 
 /** What the first and second input must show for a fault of `role`. */
@@ -169,10 +139,12 @@ it('records every model fault of every role once per input, and fails no workflo
       const second = message(secondText);
       await handle.signal(messageSignal, first);
       await handle.signal(messageSignal, second);
-      const records = await until(
-        () => handle.query(decisionsQuery),
-        (d) => d.length >= 2,
-        120_000,
+      const records = await w.alive(
+        until(
+          () => handle.query(decisionsQuery),
+          (d) => d.length >= 2,
+          120_000,
+        ),
       );
       const log = new DecisionLog();
       log.add(records);
@@ -209,7 +181,7 @@ it('records every model fault of every role once per input, and fails no workflo
 it('records an orchestration answer of the wrong shape (no known key) as a fallback', async () => {
   const handle = await startSession(w, { settings });
   const first = message('Write the quarterly report [orchestration:no-keys]');
-  models.enqueue(MODEL.orchestration, faults.wrongShape());
+  w.models.enqueue(MODEL.orchestration, faults.wrongShape());
   await handle.signal(messageSignal, first);
   const [record] = await until(
     () => handle.query(decisionsQuery),

@@ -102,14 +102,7 @@ it('completes every input once after the dev server is SIGKILLed and restarted o
   await sending;
 
   // A worker that died instead of reconnecting would leave every query unanswered: say so at once.
-  const running = worker;
-  const workerDied = new Promise<never>((_, reject) =>
-    running.child.once('exit', (code, signal) =>
-      reject(new Error(`the worker process exited (${code ?? signal}) after the server restart`)),
-    ),
-  );
-  workerDied.catch(() => {});
-  await Promise.race([settled(sessions, INPUTS), workerDied]);
+  await Promise.race([settled(sessions, INPUTS), worker.died]);
   const audit = await auditSessions(client, sessions);
   writeAuditRow(audit, {
     scenario: '2 dev server kill -9 + restart',

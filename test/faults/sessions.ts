@@ -25,8 +25,15 @@ export interface FaultSession {
 export interface KillableStack {
   models: ScriptedModelServer;
   client: Client;
+  /** The task queue of the last `start`. */
+  taskQueue: string;
   /** Starts the worker process for `taskQueue` (with `env` added to its environment). */
   start(taskQueue: string, env?: Record<string, string>): Promise<void>;
+  /**
+   * `wait`, unless the worker process dies first (not by killAndReplace): then rejects at once
+   * with its exit code or signal, instead of leaving the wait to run into its timeout.
+   */
+  alive<T>(wait: Promise<T>): Promise<T>;
   /** SIGKILLs the worker process and starts a new one like it; resolves with the time the old one had exited. */
   killAndReplace(): Promise<number>;
 }
@@ -34,6 +41,8 @@ export interface KillableStack {
 /**
  * Registers beforeAll/afterAll hooks for a scripted model server, a client of the fault suite's dev
  * server, and one worker process at a time. The returned object is filled in once the hooks have run.
+ * Every scenario's worker is its own OS process: in the test's process it would share one event
+ * loop (and two loaded cores) with the test's own sending and polling.
  */
 export function useKillableWorker(): KillableStack {
   let connection: Connection | undefined;
@@ -41,6 +50,7 @@ export function useKillableWorker(): KillableStack {
   let spawnNext: (() => Promise<WorkerProcess>) | undefined;
   const stack = {
     async start(taskQueue: string, env: Record<string, string> = {}) {
+      stack.taskQueue = taskQueue;
       spawnNext = () => spawnWorker({ taskQueue, models: stack.models, env });
       worker = await spawnNext();
     },
@@ -50,6 +60,10 @@ export function useKillableWorker(): KillableStack {
       const killedAt = Date.now();
       worker = await spawnNext();
       return killedAt;
+    },
+    alive<T>(wait: Promise<T>): Promise<T> {
+      if (!worker) throw new Error('no worker process running');
+      return Promise.race([wait, worker.died]);
     },
   } as KillableStack;
   beforeAll(async () => {
@@ -100,14 +114,18 @@ export async function sendInputs(
   );
 }
 
-/** Waits until every Session has bound `inputs` inputs and is idle with no turn; returns their snapshots. */
-export function settled(sessions: FaultSession[], inputs: number, timeoutMs = 600_000): Promise<SessionView[]> {
+/**
+ * Waits until every Session has bound `inputs` inputs and is idle with no turn; returns their
+ * snapshots. Fails when a Session binds nothing for `stallMs` (until), however long the whole takes.
+ */
+export function settled(sessions: FaultSession[], inputs: number, stallMs = 300_000): Promise<SessionView[]> {
   return Promise.all(
     sessions.map(({ handle }) =>
       until(
         () => handle.query(snapshotQuery),
         (v) => v.seq.lastBound === inputs && v.stage === 'Idle' && v.turn === null,
-        timeoutMs,
+        stallMs,
+        (v) => v.seq.lastBound,
       ),
     ),
   );

@@ -131,7 +131,7 @@ export async function startWorker(options: {
 }
 
 export async function startSession(
-  w: TestWorker,
+  w: Pick<TestWorker, 'client' | 'taskQueue'>,
   start: Partial<SessionInput> & { sessionId?: string } = {},
 ): Promise<WorkflowHandle> {
   const sessionId = start.sessionId ?? uniqueId('s');

@@ -14,6 +14,11 @@ export interface WorkerProcess {
   child: ChildProcess;
   /** Resolves with the first stdout line matching `pattern`. */
   line(pattern: RegExp): Promise<string>;
+  /**
+   * Rejects, naming the exit code or signal, if the process exits without `kill()` (a crash); never
+   * resolves. Race a wait against it so a dead worker fails the test at once, not at its timeout.
+   */
+  died: Promise<never>;
   kill(): Promise<void>;
 }
 
@@ -70,7 +75,19 @@ export async function spawnWorker(options: {
       }
     }
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let killing = false;
+  let rejectDied: (err: Error) => void = () => {};
+  const died = new Promise<never>((_, reject) => {
+    rejectDied = reject;
+  });
+  // Nobody may be racing it when it fires (a test between waits); the racers still see the rejection.
+  died.catch(() => {});
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      if (!killing) rejectDied(new Error(`the worker process exited on its own (${signal ?? `code ${code}`})`));
+      resolve();
+    }),
+  );
   const line = (pattern: RegExp) =>
     new Promise<string>((resolve, reject) => {
       const seen = lines.find((l) => pattern.test(l));
@@ -82,7 +99,9 @@ export async function spawnWorker(options: {
   return {
     child,
     line,
+    died,
     async kill() {
+      killing = true;
       child.kill('SIGKILL');
       await exited;
     },

@@ -7,6 +7,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../worker/config.js';
 import { createSessionWorker } from '../../worker/create-worker.js';
 import { installTelemetry } from '../../worker/telemetry.js';
+import { refusingModels } from './refusing-models.js';
 
 // With HARNESS_METRICS_PORT the worker serves Prometheus metrics as `npm run worker` does.
 if (process.env.HARNESS_METRICS_PORT) installTelemetry({ ...loadConfig().telemetry, logLevel: 'ERROR' });
@@ -19,8 +20,13 @@ const hangAfterCreate = process.env.HARNESS_TEST_HANG_AFTER_CREATE === '1';
 // HARNESS_TEST_HANG_AFTER_ANSWER=1: after a sub-session's reply reached its parent, report it and
 // hang before the answerParent activity can complete, so a test can kill this worker right there.
 const hangAfterAnswer = process.env.HARNESS_TEST_HANG_AFTER_ANSWER === '1';
-const built = await createSessionWorker(loadConfig(), {
+// HARNESS_TEST_REFUSED_PORT=<port>: a request tagged `[<role>:refused]` goes to that closed port
+// (test/support/refusing-models.ts).
+const refusedPort = process.env.HARNESS_TEST_REFUSED_PORT;
+const config = loadConfig();
+const built = await createSessionWorker(config, {
   workflowBundle: { codePath: bundlePath },
+  ...(refusedPort ? { models: refusingModels(config.models, Number(refusedPort)) } : {}),
   wrapSessions: (sessions) => ({
     ...sessions,
     async submitWithStart(args) {

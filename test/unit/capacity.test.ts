@@ -4,8 +4,12 @@
  * test/sticky-cache.test.ts.
  */
 import { getHeapStatistics } from 'node:v8';
+import { noopMetricMeter } from '@temporalio/common';
+import { DefaultLogger, type WorkerOptions } from '@temporalio/worker';
+import { compileWorkerOptions } from '@temporalio/worker/lib/worker-options.js';
 import { describe, expect, it } from 'vitest';
 import {
+  ACTIVATION_LIMIT,
   HEAP_FRACTION,
   SESSION_HEAP_MIB,
   THREAD_BASE_MIB,
@@ -61,5 +65,15 @@ describe('the computed cache', () => {
     expect(set).toMatchObject({ size: 300, configured: true });
     expect(set.line).toContain('300 Sessions (HARNESS_MAX_CACHED_WORKFLOWS)');
     expect((await stickyCache(0)).line).toMatch(/^sticky cache: off \(HARNESS_MAX_CACHED_WORKFLOWS\)/);
+  });
+});
+
+describe('ACTIVATION_LIMIT', () => {
+  it('reaches the SDK: its untyped isolateExecutionTimeout replaces the 5 s default', () => {
+    const compile = (extra: Partial<WorkerOptions>) =>
+      compileWorkerOptions({ taskQueue: 'q', ...extra }, new DefaultLogger('ERROR'), noopMetricMeter);
+    expect(compile({}).isolateExecutionTimeoutMs).toBe(5_000);
+    const limited = compile({ isolateExecutionTimeout: ACTIVATION_LIMIT } as Partial<WorkerOptions>);
+    expect(limited.isolateExecutionTimeoutMs).toBe(30_000);
   });
 });
