@@ -72,6 +72,7 @@ export async function* followEvents(
   let last: string | null = options.after ?? null;
   const stats = options.stats ?? newFollowStats();
   const held = new SpeculativeDeltas();
+  const shown = new ShownDeltas();
   const pushed: unknown[] = [];
   // More was pushed than the follower keeps: the next log read covers what was dropped.
   let overflowed = false;
@@ -161,7 +162,10 @@ export async function* followEvents(
         continue;
       }
       const delta = parsed.data;
+      // A catch-up replay (a feed's reply so far, a reconnected stream's) of a piece already shown.
+      if (shown.has(delta)) continue;
       if (delta.speculative) {
+        shown.add(delta);
         yield* held.offer(delta);
         continue;
       }
@@ -171,7 +175,10 @@ export async function* followEvents(
         if (missing === null || compareEventIds(base, missing) < 0) yield* catchUp(base);
         if (base !== last) stats.ahead++;
       }
-      if (base === last) yield delta;
+      if (base === last) {
+        shown.add(delta);
+        yield delta;
+      }
     }
   } finally {
     unsubscribe?.();
@@ -180,6 +187,31 @@ export async function* followEvents(
 }
 
 type Delta = Extract<SessionEvent, { kind: 'agent.delta' }>;
+
+/** Delta pieces remembered as shown; far more than one step publishes between durable events. */
+const SHOWN_MAX = 4_096;
+
+/**
+ * The delta pieces a follower already took, so one that comes again is dropped: a feed replays the
+ * step in progress to each subscription (`catchUp`), and a reconnected gateway stream does the same.
+ * A piece is its id (`<base>~<n>`), step and attempt: a retried attempt's pieces are new text.
+ */
+export class ShownDeltas {
+  private readonly keys = new Set<string>();
+
+  has(delta: Delta): boolean {
+    return this.keys.has(ShownDeltas.key(delta));
+  }
+
+  add(delta: Delta): void {
+    this.keys.add(ShownDeltas.key(delta));
+    if (this.keys.size > SHOWN_MAX) this.keys.delete(this.keys.values().next().value as string);
+  }
+
+  private static key(delta: Delta): string {
+    return `${delta.id}#${delta.step}#${delta.attempt ?? 1}`;
+  }
+}
 
 /** Most speculative deltas held at once; older ones are dropped beyond it. */
 const HELD_MAX = 2_000;
