@@ -5,13 +5,22 @@
  * (client/events.ts drops a delta it already showed) and only when they follow the last durable event
  * it read, so a step that ended meanwhile is not shown twice (its text is in the durable record).
  *
- * A step's deltas all follow one durable event (their id is `<that id>~<n>`): the first durable event
- * after it ends the step, and a delta that follows a different event starts the next. A retried
+ * A step's deltas all follow one durable event (their id is `<that id>~<n>`): a tool call or the end of
+ * the turn ends the step (a speculative step goes on past its input's decision events), and a delta
+ * that follows a different event starts the next. A retried
  * attempt of a step streams its text again from the start, so it replaces the earlier attempt's.
  */
-import { compareEventIds, type EventHint, type SessionEvent } from '../contract/events.js';
+import { compareEventIds, type EventHint, type EventKind, type SessionEvent } from '../contract/events.js';
 
 type Delta = Extract<SessionEvent, { kind: 'agent.delta' }>;
+
+/** Durable events after which the step in progress has ended (a tool call, its turn's end). */
+const STEP_ENDS: ReadonlySet<EventKind> = new Set<EventKind>([
+  'tool.proposed',
+  'approval.waiting',
+  'turn.finished',
+  'session.closed',
+]);
 
 /** Characters of one step's text kept; a longer step is not replayed at all (a hole would mislead). */
 export const STEP_TEXT_KEPT_CHARS = 256_000;
@@ -44,8 +53,10 @@ export class StepDeltas {
   /** Notes what a feed published: a delta is kept, a durable event (or hint) after the step ends it. */
   record(sessionId: string, event: SessionEvent | EventHint): void {
     const step = this.steps.get(sessionId);
-    if ('hint' in event || event.kind !== 'agent.delta') {
-      if (step && /^\d+\.\d+$/.test(event.id) && compareEventIds(event.id, step.base) > 0) this.steps.delete(sessionId);
+    if ('hint' in event) return;
+    if (event.kind !== 'agent.delta') {
+      // Only these end a step: a speculative step goes on streaming after its input's decision events.
+      if (step && STEP_ENDS.has(event.kind) && compareEventIds(event.id, step.base) > 0) this.steps.delete(sessionId);
       return;
     }
     const base = baseOf(event);

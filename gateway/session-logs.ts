@@ -129,7 +129,9 @@ export class JoiningStream implements StreamSink {
   live(stepSoFar: readonly Delta[] = []): void {
     const held = this.held ?? [];
     this.held = null;
-    for (const delta of stepSoFar) if (delta.id.split('~')[0] === this.last) this.write(delta);
+    // As the shared reader shows them: a speculative step's text (released by its decision) goes on
+    // past the decision events; any other step's follows the last durable event.
+    for (const delta of stepSoFar) if (delta.speculative || delta.id.split('~')[0] === this.last) this.write(delta);
     for (const item of held) {
       if (item === 'gap') this.out.gap();
       else this.write(item);
