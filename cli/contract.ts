@@ -14,6 +14,7 @@ import { FAILURE_CLASSES, FAILURE_MEANING, RETRYABLE_FAILURES, type FailureType 
 import * as api from '../contract/api.js';
 import { workflowIdFor } from '../contract/ids.js';
 import { a2aSection } from './contract-a2a.js';
+import { agUiSection } from './contract-ag-ui.js';
 import { MAX_RESOURCES, MAX_TEXT_CHARS, SessionId, SessionStart } from '../contract/messages.js';
 import { SEARCH_ATTRIBUTES } from '../contract/search-attributes.js';
 import { STAGE, TASK_CONTROL_STAGES } from '../contract/state.js';
@@ -295,7 +296,8 @@ function markdown(): string {
       );
       p(
         '`agent.delta` is the agent’s text as the model streams it: `{ id, seq, prev, at, step, text, attempt, ' +
-          'speculative? }`. The agent step publishes it through the worker’s event publisher (in-process, or ' +
+          'speculative?, catchUp? }` (`catchUp`: replayed to a follower that subscribed mid-step: the feed keeps ' +
+          'the step in progress, bounded, and hands it to each new subscription first). The agent step publishes it through the worker’s event publisher (in-process, or ' +
           'PostgreSQL NOTIFY with `HARNESS_EVENTS_URL`), at most one per 50 ms or per 1,000 characters, the first ' +
           'at once; the workflow never sees it, and the step’s result still carries the whole text. `prev` is the ' +
           'durable event the step was sent after (the workflow names it in the request), and `id` is `<prev>~<n>`: it orders ' +
@@ -391,6 +393,7 @@ function markdown(): string {
     ].join('\n'),
   );
   p(...a2aSection(markdownTable));
+  p(...agUiSection(markdownTable));
   return `${out.join('\n').trimEnd()}\n`;
 }
 

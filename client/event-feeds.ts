@@ -13,14 +13,19 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { canonicalJson, controlMac, parseControlKeys, type ControlKey } from '../contract/control-signature.js';
 import { SessionEvent, type EventHint, type EventPublisher } from '../contract/events.js';
+import { StepDeltas } from './step-deltas.js';
 
 type Listener = (event: SessionEvent | EventHint) => void;
 /** The emitter event every Session's events also go to (session ids never contain a space). */
 const ALL = 'all sessions';
 
-/** Events published and subscribed in the same process. */
+/**
+ * Events published and subscribed in the same process. It keeps each Session's agent step in
+ * progress (StepDeltas) and hands a new subscriber the reply so far first, marked `catchUp`.
+ */
 export class InProcessEventFeed implements EventPublisher {
   private readonly emitter = new EventEmitter();
+  private readonly steps = new StepDeltas();
 
   constructor() {
     // One listener per subscriber: a gateway may follow many Sessions at once.
@@ -28,12 +33,15 @@ export class InProcessEventFeed implements EventPublisher {
   }
 
   publish(sessionId: string, event: SessionEvent | EventHint): void {
+    this.steps.record(sessionId, event);
     this.emitter.emit(`session:${sessionId}`, event);
     this.emitter.emit(ALL, sessionId, event);
   }
 
   subscribe(sessionId: string, listener: Listener): () => void {
     this.emitter.on(`session:${sessionId}`, listener);
+    // In the same turn of the event loop as the subscription: nothing published falls in between.
+    for (const delta of this.steps.current(sessionId)) listener(delta);
     return () => this.emitter.off(`session:${sessionId}`, listener);
   }
 

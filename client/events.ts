@@ -9,8 +9,10 @@
  * The one thing shown from a push is an agent delta (best effort text, never in the log), when it
  * follows the last durable event the follower yielded; a feed that has control keys drops deltas
  * without a valid MAC before they get here (PostgresEventFeed). Deltas of a speculative agent step
- * wait for their input's decision (SpeculativeDeltas). A push that is malformed, or a delta that
- * claims a place the log does not reach, is dropped and counted in `stats`, never thrown.
+ * wait for their input's decision (SpeculativeDeltas; a follower that started after it reads it from
+ * the log). A feed replays the agent step in progress to a new subscription (`catchUp`, StepDeltas):
+ * each piece is shown once (ShownDeltas), so a replay never repeats text. A push that is malformed,
+ * or a delta that claims a place the log does not reach, is dropped and counted in `stats`, never thrown.
  */
 import { compareEventIds, SessionEvent, type EventFeed, type EventsPage } from '../contract/events.js';
 
@@ -72,6 +74,23 @@ export async function* followEvents(
   let last: string | null = options.after ?? null;
   const stats = options.stats ?? newFollowStats();
   const held = new SpeculativeDeltas();
+  const shown = new ShownDeltas();
+  /** Inputs whose decision was looked up in the log for their speculative deltas. */
+  const looked = new Set<number>();
+  /** Input `seq`'s decision event, read from the log up to the follower's position (null: not kept). */
+  async function decisionOf(seq: number): Promise<SessionEvent | null> {
+    let position = `${seq - 1}.${Number.MAX_SAFE_INTEGER}`;
+    for (let more = true; more;) {
+      const page = await readPage(position);
+      for (const event of page.events) {
+        if (event.seq > seq || (last !== null && compareEventIds(event.id, last) > 0)) return null;
+        if (event.kind === 'decision') return event;
+        position = event.id;
+      }
+      more = page.more;
+    }
+    return null;
+  }
   const pushed: unknown[] = [];
   // More was pushed than the follower keeps: the next log read covers what was dropped.
   let overflowed = false;
@@ -161,7 +180,16 @@ export async function* followEvents(
         continue;
       }
       const delta = parsed.data;
+      // A catch-up replay (a feed's reply so far, a reconnected stream's) of a piece already shown.
+      if (shown.has(delta)) continue;
       if (delta.speculative) {
+        shown.add(delta);
+        // A follower that started after the input's decision (mid-step) reads that decision once.
+        if (!held.knows(delta.seq) && last !== null && compareEventIds(last, `${delta.seq}.0`) >= 0) {
+          const decision = looked.has(delta.seq) ? null : await decisionOf(delta.seq);
+          looked.add(delta.seq);
+          if (decision) yield* held.settle(decision);
+        }
         yield* held.offer(delta);
         continue;
       }
@@ -171,7 +199,10 @@ export async function* followEvents(
         if (missing === null || compareEventIds(base, missing) < 0) yield* catchUp(base);
         if (base !== last) stats.ahead++;
       }
-      if (base === last) yield delta;
+      if (base === last) {
+        shown.add(delta);
+        yield delta;
+      }
     }
   } finally {
     unsubscribe?.();
@@ -180,6 +211,31 @@ export async function* followEvents(
 }
 
 type Delta = Extract<SessionEvent, { kind: 'agent.delta' }>;
+
+/** Delta pieces remembered as shown; far more than one step publishes between durable events. */
+const SHOWN_MAX = 4_096;
+
+/**
+ * The delta pieces a follower already took, so one that comes again is dropped: a feed replays the
+ * step in progress to each subscription (`catchUp`), and a reconnected gateway stream does the same.
+ * A piece is its id (`<base>~<n>`), step and attempt: a retried attempt's pieces are new text.
+ */
+export class ShownDeltas {
+  private readonly keys = new Set<string>();
+
+  has(delta: Delta): boolean {
+    return this.keys.has(ShownDeltas.key(delta));
+  }
+
+  add(delta: Delta): void {
+    this.keys.add(ShownDeltas.key(delta));
+    if (this.keys.size > SHOWN_MAX) this.keys.delete(this.keys.values().next().value as string);
+  }
+
+  private static key(delta: Delta): string {
+    return `${delta.id}#${delta.step}#${delta.attempt ?? 1}`;
+  }
+}
 
 /** Most speculative deltas held at once; older ones are dropped beyond it. */
 const HELD_MAX = 2_000;
@@ -195,6 +251,11 @@ const DECISIONS_KEPT = 16;
 export class SpeculativeDeltas {
   private readonly waiting: Delta[] = [];
   private readonly decided = new Map<number, string>();
+
+  /** Whether the decision of input `seq` is known here. */
+  knows(seq: number): boolean {
+    return this.decided.has(seq);
+  }
 
   /** A speculative delta arrived: what may be shown now (itself, or nothing). */
   offer(delta: Delta): Delta[] {

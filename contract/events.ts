@@ -166,6 +166,11 @@ export const SessionEvent = z.discriminatedUnion('kind', [
      * input's `decision` event, then show it if the decision is `continue` and drop it otherwise.
      */
     speculative: z.boolean().optional(),
+    /**
+     * Replayed to a follower that subscribed mid-step: a piece of the step's text published before it
+     * joined, kept by the publisher (bounded) so the reply so far is not lost. Shown like any delta.
+     */
+    catchUp: z.boolean().optional(),
   }),
   z.object({
     ...base,

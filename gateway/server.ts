@@ -28,6 +28,7 @@ import { EventsPage, SessionEvent, type EventFeed } from '../contract/events.js'
 import { ApprovalInput, MessageInput, ToolResultInput } from '../contract/messages.js';
 import { FAILURE, harnessFailureOf, type FailureType } from '../contract/failures.js';
 import { SessionView } from '../contract/queries.js';
+import { followAgUi, runAgUi } from './ag-ui.js';
 import { AnsweredTrail } from './answered.js';
 import type { A2aSettings } from './a2a/config.js';
 import { registerA2a } from './a2a/routes.js';
@@ -44,6 +45,7 @@ import {
 import { StreamLimiter, defaultHosts, makeGuard } from './guards.js';
 import { registerInbox, type InboxTestHooks } from './inbox.js';
 import { JoiningStream, SessionLogs } from './session-logs.js';
+import { sessionWaitMs, whenSessionExists } from './session-wait.js';
 
 export interface GatewayOptions {
   client: SessionClient;
@@ -290,17 +292,71 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
   );
 
-  app.get<{ Params: { id: string }; Querystring: { after?: string } }>(
+  app.get<{ Params: { id: string }; Querystring: { after?: string; wait?: string } }>(
     // ?after=now starts at the newest event.
     '/sessions/:id/events',
     {
       config: { permission: 'events' },
       schema: {
         summary: "A Session's events as Server-Sent Events; resumes after Last-Event-ID (or ?after=)",
-        description: `Each message's data is one event (${json(SessionEvent).title ?? 'SessionEvent'}). Durable events carry their id; agent.delta events carry none and are best effort. An \`event: gap\` message says the bounded log dropped events you never saw. With \`?after=now\` the stream opens with an \`event: head\` message whose data is \`{"id"}\` of the newest event it skips. The page of the log is also at GET /sessions/{id}/events.json.`,
+        description: `Each message's data is one event (${json(SessionEvent).title ?? 'SessionEvent'}). Durable events carry their id; agent.delta events carry none and are best effort. An \`event: gap\` message says the bounded log dropped events you never saw. With \`?after=now\` the stream opens with an \`event: head\` message whose data is \`{"id"}\` of the newest event it skips. The page of the log is also at GET /sessions/{id}/events.json. A Session that does not exist yet is waited for (\`?wait=\` ms, default 30,000) instead of a 404, and its stream then starts with its first event.`,
       },
     },
     (request, reply) => streamEvents(request, reply, { options, log, limiter, logs }),
+  );
+
+  const agUi = {
+    client,
+    ...(options.feed ? { feed: options.feed } : {}),
+    log,
+    senderOf: (principal: Principal) => senderOf(principal, undefined),
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+  };
+  app.post(
+    '/ag-ui',
+    {
+      config: { permission: 'send' },
+      schema: {
+        summary:
+          "Run an AG-UI RunAgentInput: threadId is the Session id, the last user message's text is sent as the authenticated principal; answers that input's run as an AG-UI event stream (SSE)",
+        description:
+          'A call waiting for approval ends the run with the `interrupt` outcome (interrupt id = approvalId); a run whose `resume` entries answer it (`{approved, note?, arguments?}`, needs the `approve` permission) goes on with the turn. A body that is not a RunAgentInput is a 400 with the reason. Mapping: docs/contract.md.',
+      },
+    },
+    (request, reply) =>
+      withStream(request, reply, limiter, (release) =>
+        runAgUi(request, reply, principalOf(request), agUi).finally(release),
+      ),
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { after?: string; wait?: string } }>(
+    '/sessions/:id/ag-ui',
+    {
+      config: { permission: 'events' },
+      schema: {
+        summary:
+          "A Session's events as an AG-UI event stream (SSE): a run per input, from the newest event (or ?after=<id>)",
+        description:
+          'A Session that does not exist yet is waited for (`?wait=` ms, default 30,000) and then followed from its first event. Mapping: docs/contract.md.',
+      },
+    },
+    (request, reply) =>
+      withStream(request, reply, limiter, async (release) => {
+        try {
+          const asked = request.query.after;
+          const { value: head, waited } = await untilSessionExists(request, options, () =>
+            client.eventsAfter(request.params.id, asked === undefined || asked === 'now' ? undefined : asked, 1),
+          );
+          const after = waited
+            ? undefined
+            : asked === undefined || asked === 'now'
+              ? (head.lastId ?? undefined)
+              : asked;
+          await followAgUi(request, reply, request.params.id, after, agUi);
+        } finally {
+          release();
+        }
+      }),
   );
 
   app.get<{ Params: { id: string }; Querystring: { after?: string } }>(
@@ -369,8 +425,26 @@ interface StreamContext {
   logs: SessionLogs;
 }
 
+/** Runs a stream route within the principal's open-stream limit (429 beyond it); `run` releases its place. */
+async function withStream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  limiter: StreamLimiter,
+  run: (release: () => void) => Promise<void>,
+): Promise<void> {
+  const principal = principalOf(request);
+  const release = limiter.acquire(principal.name);
+  if (!release) {
+    await reply
+      .code(429)
+      .send({ error: `${principal.name} has ${limiter.maxPerPrincipal} event streams open already; close one first` });
+    return;
+  }
+  await run(release);
+}
+
 async function streamEvents(
-  request: FastifyRequest<{ Params: { id: string }; Querystring: { after?: string } }>,
+  request: FastifyRequest<{ Params: { id: string }; Querystring: { after?: string; wait?: string } }>,
   reply: FastifyReply,
   { options, log, limiter, logs }: StreamContext,
 ): Promise<void> {
@@ -386,15 +460,39 @@ async function streamEvents(
   try {
     const lastEventId = request.headers['last-event-id'];
     const asked = (typeof lastEventId === 'string' && lastEventId) || request.query.after;
-    // Check the Session and the id before the stream starts, so a bad request is a plain HTTP error.
-    const head = await options.client.eventsAfter(request.params.id, asked === 'now' ? undefined : asked, 1);
-    // `after=now`: only what happens from here on (a live feed for a follower that reads the log itself).
-    const after = asked === 'now' ? (head.lastId ?? undefined) : asked;
+    // Check the Session and the id before the stream starts, so a bad request is a plain HTTP error;
+    // a Session that does not exist yet is waited for (session-wait.ts), so the stream has its start.
+    const { value: head, waited } = await untilSessionExists(request, options, () =>
+      options.client.eventsAfter(request.params.id, asked === 'now' ? undefined : asked, 1),
+    );
+    // `after=now`: only what happens from here on (a live feed for a follower that reads the log itself);
+    // for a Session that appeared during the wait, "now" is its start.
+    const after = asked === 'now' ? (waited ? undefined : (head.lastId ?? undefined)) : asked;
     reply.hijack();
     handedOver = true;
     writeEvents(request, reply, { options, log, logs }, after, asked === 'now', release);
   } finally {
     if (!handedOver) release();
+  }
+}
+
+/** Runs `read` once the request's Session exists, waiting for it as `?wait=` says (session-wait.ts). */
+export async function untilSessionExists<T>(
+  request: FastifyRequest<{ Params: { id: string }; Querystring: { wait?: string } }>,
+  options: Pick<GatewayOptions, 'feed'>,
+  read: () => Promise<T>,
+): Promise<{ value: T; waited: boolean }> {
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  request.raw.once('close', onClose);
+  try {
+    return await whenSessionExists(request.params.id, read, {
+      waitMs: sessionWaitMs(request.query.wait),
+      signal: gone.signal,
+      ...(options.feed ? { feed: options.feed } : {}),
+    });
+  } finally {
+    request.raw.off('close', onClose);
   }
 }
 
@@ -464,7 +562,7 @@ function writeEvents(
       }
       more = page.more;
     }
-    stream.live();
+    stream.live(logs.stepSoFar(sessionId));
   })().catch(fail);
 }
 

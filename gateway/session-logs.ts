@@ -2,9 +2,14 @@
  * One reader of each Session's event log, shared by all the gateway's streams of that Session: a
  * hundred browser tabs on one Session are one follower (one poll a second without a live feed, or
  * one feed subscription), not a hundred. A stream that joins reads the log from its own position
- * once (its catch-up), then takes the shared follower's events that are newer than what it wrote.
+ * once (its catch-up), then takes the shared follower's events that are newer than what it wrote,
+ * starting with the agent step in progress so far when it joins mid-step.
  */
+import { ShownDeltas } from '../client/events.js';
+import { STEP_TEXT_KEPT_CHARS, StepDeltas } from '../client/step-deltas.js';
 import { compareEventIds, type SessionEvent } from '../contract/events.js';
+
+type Delta = Extract<SessionEvent, { kind: 'agent.delta' }>;
 
 /** What a stream receives from the shared reader. */
 export interface StreamSink {
@@ -23,6 +28,8 @@ export type Follow = (
 interface Reader {
   stop: AbortController;
   sinks: Set<StreamSink>;
+  /** The agent step in progress as this reader delivered it: a stream that joins late starts with it. */
+  step: StepDeltas;
 }
 
 /** The shared readers of a gateway, one per Session with open streams. */
@@ -45,7 +52,7 @@ export class SessionLogs {
     let reader = this.readers.get(sessionId);
     const started = reader === undefined;
     if (!reader) {
-      reader = { stop: new AbortController(), sinks: new Set() };
+      reader = { stop: new AbortController(), sinks: new Set(), step: new StepDeltas(STEP_TEXT_KEPT_CHARS, 1) };
       this.readers.set(sessionId, reader);
       void this.run(sessionId, after, reader);
     }
@@ -61,6 +68,11 @@ export class SessionLogs {
     return { started, leave };
   }
 
+  /** The Session's agent step so far, as its reader delivered it (marked `catchUp`). */
+  stepSoFar(sessionId: string): Delta[] {
+    return this.readers.get(sessionId)?.step.current(sessionId) ?? [];
+  }
+
   private async run(sessionId: string, after: string | undefined, reader: Reader): Promise<void> {
     let error: unknown = null;
     try {
@@ -69,7 +81,10 @@ export class SessionLogs {
         signal: reader.stop.signal,
         onGap: () => reader.sinks.forEach((s) => s.gap()),
       });
-      for await (const event of events) for (const sink of [...reader.sinks]) sink.event(event);
+      for await (const event of events) {
+        reader.step.record(sessionId, event);
+        for (const sink of [...reader.sinks]) sink.event(event);
+      }
     } catch (err) {
       error = err;
     } finally {
@@ -88,6 +103,7 @@ export class JoiningStream implements StreamSink {
   private last: string | null;
   private held: Array<SessionEvent | 'gap'> | null = [];
   private ended: { error: unknown } | null = null;
+  private readonly shown = new ShownDeltas();
 
   constructor(
     after: string | undefined,
@@ -106,10 +122,16 @@ export class JoiningStream implements StreamSink {
     return event.kind !== 'session.closed';
   }
 
-  /** The catch-up is written: release what the shared reader delivered meanwhile, then go live. */
-  live(): void {
+  /**
+   * The catch-up is written: the step in progress so far (`stepSoFar`, when it follows what was
+   * written), then what the shared reader delivered meanwhile; then live.
+   */
+  live(stepSoFar: readonly Delta[] = []): void {
     const held = this.held ?? [];
     this.held = null;
+    // As the shared reader shows them: a speculative step's text (released by its decision) goes on
+    // past the decision events; any other step's follows the last durable event.
+    for (const delta of stepSoFar) if (delta.speculative || delta.id.split('~')[0] === this.last) this.write(delta);
     for (const item of held) {
       if (item === 'gap') this.out.gap();
       else this.write(item);
@@ -136,6 +158,8 @@ export class JoiningStream implements StreamSink {
     // Deltas come only from the shared reader, which already decided whether they show (a speculative
     // step's text waits there for its decision); best effort, never a resume point.
     if (event.kind === 'agent.delta') {
+      if (this.shown.has(event)) return;
+      this.shown.add(event);
       this.out.write(event);
       return;
     }

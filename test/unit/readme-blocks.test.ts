@@ -38,6 +38,14 @@ const BLOCKS: Array<{ heading: string; first: string; coverage: Coverage }> = [
     coverage: { runBy: 'test/readme-demo.test.ts' },
   },
   {
+    heading: 'A chat front end on a Session (AG-UI)',
+    first: "printf '# To do",
+    coverage: {
+      notRun:
+        'not yet run by the demo test; the AG-UI path it drives (HttpAgent, interrupt, resume) is tested by test/ag-ui.test.ts',
+    },
+  },
+  {
     heading: 'Live events: the event stream, the gateway and the approval inbox',
     first: 'T=$(cat .data/gateway-token)',
     coverage: {
