@@ -238,8 +238,12 @@ describe('agentStep', () => {
     ]);
     const tools = new Map(request?.tools.map((t) => [t.name, t]));
     // Sorted by name: providers cache the tools parameter as part of the prompt prefix.
+    // The capabilities_* built-ins let the agent find and load what the orchestrator did not pick.
     expect([...tools.keys()]).toEqual([
       'add',
+      'capabilities_load',
+      'capabilities_search',
+      'capabilities_unload',
       'docx_to_markdown',
       'echo',
       'fail',
