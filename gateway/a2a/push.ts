@@ -212,16 +212,18 @@ export class GuardedPushSender implements PushNotificationSender {
   async send(response: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
     const taskId = taskIdOf(response);
     if (!taskId) return;
-    const configs = await this.store.loadWithMetadata(taskId, context);
-    if (configs.length === 0) return;
     const chain = this.chains.get(taskId) ?? { tail: Promise.resolve(), waiting: 0 };
     const payload = response.payload;
     // A webhook far behind gets the statuses and the whole reply, not every piece of it.
     if (chain.waiting >= MAX_BACKLOG && payload?.$case === 'artifactUpdate' && payload.value.append) return;
     chain.waiting += 1;
-    const run = chain.tail.then(async () => {
-      await Promise.all(configs.map((stored) => this.deliver(stored, response, taskId, task)));
-    });
+    // In the chain from the start (the configs read in it too), so updates leave in the order they came.
+    const run = chain.tail
+      .then(async () => {
+        const configs = await this.store.loadWithMetadata(taskId, context);
+        await Promise.all(configs.map((stored) => this.deliver(stored, response, taskId, task)));
+      })
+      .catch((err: Error) => this.log(`gateway: A2A push notifications of task ${taskId}: ${err.message}`));
     chain.tail = run.finally(() => {
       chain.waiting -= 1;
       if (chain.waiting === 0 && this.chains.get(taskId) === chain) this.chains.delete(taskId);
