@@ -14,6 +14,7 @@ import { toJsonRpcError } from '@a2a-js/sdk/errors';
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalHost, nonPublicReason } from '../../contract/url-hosts.js';
+import { a2aSettingsFromEnv } from '../../gateway/a2a/config.js';
 import {
   GuardedPushStore,
   PUSH_MAX_CONFIGS_PER_TASK,
@@ -334,5 +335,20 @@ describe('postWebhook on 127.0.0.1: pinned, re-checked, no redirects, a timeout'
       'no answer within 300 ms',
     );
     expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});
+
+describe('HARNESS_A2A_PUSH and HARNESS_A2A_PUSH_ALLOW_HOSTS', () => {
+  it('push is on by default, off when asked, and the allow list is read and checked', () => {
+    expect(a2aSettingsFromEnv({}).push).toEqual({ enabled: true, allowHosts: [] });
+    expect(a2aSettingsFromEnv({ HARNESS_A2A_PUSH: 'off' }).push?.enabled).toBe(false);
+    expect(a2aSettingsFromEnv({ HARNESS_A2A_PUSH: ' ON ' }).push?.enabled).toBe(true);
+    expect(() => a2aSettingsFromEnv({ HARNESS_A2A_PUSH: 'no' })).toThrow('HARNESS_A2A_PUSH must be "on" or "off"');
+    expect(
+      a2aSettingsFromEnv({ HARNESS_A2A_PUSH_ALLOW_HOSTS: ' 127.0.0.1, hooks.internal ,,' }).push?.allowHosts,
+    ).toEqual(['127.0.0.1', 'hooks.internal']);
+    expect(() => a2aSettingsFromEnv({ HARNESS_A2A_PUSH_ALLOW_HOSTS: 'good.example, bad host' })).toThrow(
+      'HARNESS_A2A_PUSH_ALLOW_HOSTS: "bad host" is not a host name or address',
+    );
   });
 });
