@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatDecision, formatInspect, formatTree } from '../../cli/format.js';
+import { replyBackstop } from '../../cli/turn-stream.js';
 import { ChildSession, DecisionRecord } from '../../contract/state.js';
 import { initialState } from '../../workflows/run/state.js';
 import { buildView, renderDetails } from '../../workflows/view/view.js';
@@ -181,5 +182,48 @@ describe('configuration errors in `harness inspect`', () => {
     expect(inspect).toContain('#3: relevance model answered HTTP 400');
     expect(inspect).not.toContain('#4: ');
     expect(formatInspect(view(), [plain])).not.toContain('Configuration errors');
+  });
+});
+
+describe('`send --wait` when the live stream missed part of the reply', () => {
+  const reply = 'Here is the outline.\nIt has three parts.';
+
+  it('adds the end the stream did not print, or the whole reply when it printed none of it', () => {
+    expect(replyBackstop(reply, reply)).toEqual({ rest: '', whole: true });
+    expect(replyBackstop(`Checking the files.${reply}`, reply)).toEqual({ rest: '', whole: true });
+    expect(replyBackstop('Here is the out', reply)).toEqual({ rest: 'line.\nIt has three parts.', whole: true });
+    expect(replyBackstop('Reading.\nHere is the outline.\nIt', reply)).toEqual({
+      rest: ' has three parts.',
+      whole: true,
+    });
+    expect(replyBackstop('', reply)).toEqual({ rest: reply, whole: true });
+    expect(replyBackstop('Another step said this.', reply)).toEqual({ rest: reply, whole: true });
+    // Repeats inside the reply: the longest start that ends the printed text.
+    expect(replyBackstop('abab', 'ababab!')).toEqual({ rest: 'ab!', whole: true });
+  });
+
+  it('adds nothing when the stream printed the end but lost the start, and then the reply is not whole', () => {
+    expect(replyBackstop('outline.\nIt has three parts.', reply)).toEqual({ rest: '', whole: false });
+    expect(replyBackstop('anything', '')).toEqual({ rest: '', whole: false });
+  });
+
+  it('names the reply printed above instead of repeating it', () => {
+    const record = DecisionRecord.parse({
+      seq: 1,
+      messageId: 'm-1',
+      decision: 'initialize',
+      scores: null,
+      bands: null,
+      degraded: null,
+      diff: null,
+      dropped: [],
+      fallbacks: [],
+      stages: [],
+      agent: { outcome: 'replied', reason: null, startedAt: 0, endedAt: 1, steps: 1, toolCalls: [], reply },
+    });
+    expect(formatDecision(record, null, null)).toContain('reply:\n  Here is the outline.\n  It has three parts.');
+    const printed = formatDecision(record, null, null, { replyPrinted: true });
+    expect(printed).toContain('reply: printed above');
+    expect(printed).not.toContain('three parts');
   });
 });
