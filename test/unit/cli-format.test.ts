@@ -13,6 +13,23 @@ function view(parent?: string, children: ChildDraft[] = []) {
   return buildView(state, 'Idle');
 }
 
+/** A decision record: what a test names, and nothing decided or changed besides. */
+function decisionRecord(fields: Record<string, unknown>): DecisionRecord {
+  return DecisionRecord.parse({
+    messageId: `m-${String(fields.seq)}`,
+    decision: 'continue',
+    scores: null,
+    bands: null,
+    degraded: null,
+    diff: null,
+    dropped: [],
+    fallbacks: [],
+    stages: [],
+    agent: null,
+    ...fields,
+  });
+}
+
 describe('the session tree in `harness inspect`', () => {
   it('shows the parent, this Session and each sub-session with its goal and routed requests', () => {
     const tree = formatTree(
@@ -85,17 +102,8 @@ describe('artifacts in `harness inspect` and the Web UI details', () => {
 
 describe('a decision in `harness inspect`', () => {
   it('names the approval-policy rule that decided a tool call', () => {
-    const record = DecisionRecord.parse({
+    const record = decisionRecord({
       seq: 2,
-      messageId: 'm-2',
-      decision: 'continue',
-      scores: null,
-      bands: null,
-      degraded: null,
-      diff: null,
-      dropped: [],
-      fallbacks: [],
-      stages: [],
       agent: {
         outcome: 'replied',
         reason: null,
@@ -155,18 +163,11 @@ describe('configuration errors in `harness inspect`', () => {
   it('lists a refused parameter apart from ordinary degraded inputs, once, with the fix', () => {
     const refusal =
       "ModelConfigError: relevance model answered HTTP 400: Unsupported parameter: 'max_tokens' is not supported with this model.; fix: set HARNESS_PROVIDER=openai-reasoning [NON_RETRYABLE_FAILURE]";
-    const record = DecisionRecord.parse({
+    const record = decisionRecord({
       seq: 3,
-      messageId: 'm-3',
       decision: 'degraded',
-      scores: null,
-      bands: null,
       degraded: refusal,
-      diff: null,
-      dropped: [],
-      fallbacks: [],
       stages: [{ stage: 'relevance', startedAt: 0, endedAt: 1, outcome: `fallback: ${refusal}` }],
-      agent: null,
     });
     const plain = DecisionRecord.parse({
       ...record,
@@ -208,17 +209,9 @@ describe('`send --wait` when the live stream missed part of the reply', () => {
   });
 
   it('names the reply printed above instead of repeating it', () => {
-    const record = DecisionRecord.parse({
+    const record = decisionRecord({
       seq: 1,
-      messageId: 'm-1',
       decision: 'initialize',
-      scores: null,
-      bands: null,
-      degraded: null,
-      diff: null,
-      dropped: [],
-      fallbacks: [],
-      stages: [],
       agent: { outcome: 'replied', reason: null, startedAt: 0, endedAt: 1, steps: 1, toolCalls: [], reply },
     });
     expect(formatDecision(record, null, null)).toContain('reply:\n  Here is the outline.\n  It has three parts.');
