@@ -187,8 +187,9 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'capacity-worker.ts')], {
+export async function startWorker(env: Record<string, string>, nodeFlags: string[] = []): Promise<WorkerProcess> {
+  const args = [...nodeFlags, '--import', 'tsx', join(ROOT, 'bench', 'capacity-worker.ts')];
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, HARNESS_MODEL_PROVIDER: 'local', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -365,7 +366,7 @@ async function saturate(
 }
 
 /** A dev server of its own with a SQLite file, a client, the bench bundle, and the worker's environment. */
-export async function embeddedStack(namespace: string) {
+export async function embeddedStack(namespace: string, dynamicConfig?: Record<string, unknown>) {
   const dataDir = mkdtempSync(join(tmpdir(), 'harness-capacity-'));
   const dbFile = join(dataDir, 'temporal.db');
   const [port, uiPort, httpPort] = (await freePorts(3)) as [number, number, number];
@@ -377,6 +378,7 @@ export async function embeddedStack(namespace: string) {
     httpPort,
     namespace,
     log: () => {},
+    ...(dynamicConfig ? { dynamicConfig } : {}),
   });
   const connection = await Connection.connect({
     address: server.address,

@@ -4,7 +4,7 @@
  *
  * A few Sessions (one unless `--capacity-sessions`) on the capacity scenario's embedded stack and
  * worker process each get an initialize, a new phase and then `Continue` inputs, all in one run
- * (their continue-as-new is set past the end). The worker's workflow thread reports its used heap
+ * (their continue-as-new is set past the end, and the server's suggestion raised). The worker's workflow thread reports its used heap
  * after a full collection before the Sessions and once all of them have had 2, 10, 50, 100, then
  * every further 100 inputs, and n: heap per cached Session at each point, and the growth per input
  * between points. With `--capacity-snapshots <dir>` a heap snapshot is written at each point
@@ -68,11 +68,17 @@ export async function conversation(
   log: (line: string) => void,
 ): Promise<ConversationResult> {
   const startLoad = loadavg().map((x) => round(x));
-  const stack = await embeddedStack(options.namespace);
-  const worker = await startWorker({
-    ...stack.env,
-    HARNESS_MAX_CACHED_WORKFLOWS: String(options.sessions + 10),
+  // The server suggests continue-as-new past 4,096 events (~270 inputs): raised, so that the
+  // conversation stays one run and its growth shows (the Session's own continueAsNewAfter ends it).
+  const stack = await embeddedStack(options.namespace, {
+    'limit.historyCount.suggestContinueAsNew': 1_000_000,
+    'limit.historySize.suggestContinueAsNew': 1_000_000_000,
   });
+  // V8 flushes the bytecode of functions it has not run lately at a collection: shared by every
+  // Session, it would move the per-Session figures by whole MiB between points.
+  const worker = await startWorker({ ...stack.env, HARNESS_MAX_CACHED_WORKFLOWS: String(options.sessions + 10) }, [
+    '--no-flush-bytecode',
+  ]);
   try {
     const snapshot = (name: string) =>
       options.snapshotDir ? join(options.snapshotDir, `${name}.heapsnapshot`) : undefined;
