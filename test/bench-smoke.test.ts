@@ -170,6 +170,8 @@ describe('npm run bench', () => {
           workerCpuMsPerInput: expect.any(Number) as number,
           serverCpuMsPerInput: expect.any(Number) as number,
         });
+        // Read over the server's process tree (its pid is the guardian's): the server works for every input.
+        expect(c?.saturation?.[flavor].serverCpuMsPerInput).toBeGreaterThan(0);
       }
       expect(c?.replay?.samples).toBe(3);
       expect(c?.defaultCache?.line).toMatch(/^sticky cache: \d+ Sessions/);
