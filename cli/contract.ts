@@ -207,7 +207,9 @@ function markdown(): string {
         'The validator rejects an invalid payload, a closed Session or a full queue before anything reaches ' +
           'history; the update then fails with an `ApplicationFailure` of type `InvalidMessage` whose message ' +
           'names the field. A repeated `messageId` is not an error: it returns the original seq with ' +
-          '`duplicate: true`.',
+          '`duplicate: true`. A message that arrives while an agent turn runs, in a Session (or with a `whileBusy`) ' +
+          'that says `reject`, passes the validator and is refused by the handler: the refusal is recorded (cause ' +
+          '`busy`, no seq used) and the update fails with type `SessionBusy`.',
         `Payload schema: the \`message\` payload above (${schemaLink(schemaFileOf(spec.name, 'payload'))}). Example:`,
       );
     } else {
@@ -356,7 +358,7 @@ function markdown(): string {
       'finds the `ApplicationFailure` inside any error the Temporal client throws (an update’s, a workflow’s, an ' +
       'activity’s) and returns its class, or `undefined` when the type is none of these; code that raises one ' +
       'throws `failure.toApplicationFailure()`. `SessionClient` does the translation for you: `InvalidMessage` ' +
-      'becomes `InputRefusedError` and `ApprovalRefused` becomes `ApprovalRefusedError`, each with the class as ' +
+      'and `SessionBusy` become `InputRefusedError` (its `busy` says which) and `ApprovalRefused` becomes `ApprovalRefusedError`, each with the class as ' +
       '`failure`. A query’s failure reaches a client without its type (the SDK reports it as ' +
       '`QueryNotRegisteredError`), so `SessionClient` checks a query’s argument against the same schema before ' +
       'sending it and throws `InvalidInputError` instead.',

@@ -348,6 +348,8 @@ export function formatEvent(event: SessionEvent): string {
   switch (event.kind) {
     case 'input.bound':
       return `${head}: ${clip(event.text, 100)}`;
+    case 'input.merged':
+      return `${head}: input #${event.mergedSeq} (${event.messageId}) joined the turn of input #${event.into} (${event.decision})`;
     case 'decision':
       return `${head}: ${event.decision}${event.degraded ? ` (degraded: ${clip(event.degraded, 80)})` : ''}`;
     case 'stage.started':

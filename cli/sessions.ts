@@ -12,6 +12,7 @@ import { GatewayEventFeed } from '../client/sse-feed.js';
 import { reachableGateway } from './gateway-env.js';
 import { earlySubscription, followTurn, replyBackstop, type TurnEnd } from './turn-stream.js';
 import { collect, duration, nonNegativeInt, positiveInt } from './options.js';
+import { WHILE_BUSY, type WhileBusy } from '../contract/messages.js';
 
 interface SendOptions {
   resource: string[];
@@ -22,6 +23,7 @@ interface SendOptions {
   phaseGoal?: string;
   parent?: string;
   profile?: string;
+  whileBusy?: WhileBusy;
   json?: boolean;
 }
 
@@ -55,6 +57,12 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
     .option('--phase-goal <text>', 'phase goal, if this creates the Session')
     .option('--parent <session>', 'parent session, if this creates the Session')
     .option('--profile <name>', 'profile, if this creates the Session')
+    .addOption(
+      new Option(
+        '--while-busy <mode>',
+        "if an agent turn runs when it arrives: wait behind it, join it, interrupt it or be refused (default: the Session's whileBusy)",
+      ).choices(WHILE_BUSY),
+    )
     .option('--json', 'print the result as JSON')
     .action(async (sessionId: string, textArg: string, opts: SendOptions, cmd: Command) => {
       const text = textArg === '-' ? await readText(io.stdin ?? process.stdin) : textArg;
@@ -62,6 +70,7 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
         text,
         ...(opts.messageId !== undefined ? { messageId: opts.messageId } : {}),
         ...(opts.resource.length > 0 ? { resources: opts.resource.map((uri) => ({ uri })) } : {}),
+        ...(opts.whileBusy !== undefined ? { whileBusy: opts.whileBusy } : {}),
       };
       const start = startOptions(opts);
       await withClient(cmd, async (client) => {

@@ -39,6 +39,8 @@ export async function followTurn(
     const after = `${seq - 1}.${Number.MAX_SAFE_INTEGER}`;
     for await (const event of client.events(sessionId, { feed: options.feed, after, signal: stop.signal })) {
       if (event.kind === 'session.closed') return 'closed';
+      // A merged input has no turn of its own: its event carries the seq of the turn it joined.
+      if (event.kind === 'input.merged' && event.mergedSeq === seq) return 'finished';
       if (event.seq !== seq) continue;
       switch (event.kind) {
         case 'agent.delta': {

@@ -13,6 +13,7 @@ import {
 import {
   ApprovalRefusedFailure,
   InvalidMessageFailure,
+  SessionBusyFailure,
   ToolResultRefusedFailure,
   harnessFailureOf,
   type HarnessFailure,
@@ -83,7 +84,10 @@ export class InvalidInputError extends SessionClientError {
   }
 }
 
-/** The Session refused an input the schema accepts (it is closed, or its queue is full). */
+/**
+ * The Session refused an input the schema accepts: it is closed, its queue is full, or a turn runs
+ * and `whileBusy` is `reject` (then `busy` is true and `failure` is a SessionBusy failure).
+ */
 export class InputRefusedError extends SessionClientError {
   override name = 'InputRefusedError';
   readonly exitCode = EXIT.invalidInput;
@@ -94,6 +98,11 @@ export class InputRefusedError extends SessionClientError {
     readonly failure?: HarnessFailure,
   ) {
     super(`session ${sessionId} refused the input: ${reason}`, failure ? { cause: failure } : undefined);
+  }
+
+  /** Whether it was refused only because a turn ran (`whileBusy: reject`): sending it again later may succeed. */
+  get busy(): boolean {
+    return this.failure instanceof SessionBusyFailure;
   }
 }
 
@@ -197,7 +206,10 @@ export function translateError(err: unknown, ctx: CallContext): unknown {
   }
   if (err instanceof WorkflowUpdateFailedError) {
     const failure = harnessFailureOf(err.cause);
-    if (failure instanceof InvalidMessageFailure && ctx.sessionId !== undefined) {
+    if (
+      (failure instanceof InvalidMessageFailure || failure instanceof SessionBusyFailure) &&
+      ctx.sessionId !== undefined
+    ) {
       return new InputRefusedError(ctx.sessionId, failure.message, failure);
     }
     if (failure instanceof ApprovalRefusedFailure && ctx.sessionId !== undefined) {

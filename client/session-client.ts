@@ -274,9 +274,12 @@ export class SessionClient {
   /**
    * Sends a task input by update-with-start and returns its seq once the Session has recorded it
    * (`duplicate` when this messageId was seen before). With `wait`, also waits for its decision.
+   * Throws InputRefusedError when the Session refuses it, a busy refusal (`whileBusy: reject`) included.
    */
   async submit(sessionId: string, draft: MessageDraft, options: SubmitOptions = {}): Promise<SubmitResult> {
-    const message = this.signedMessage(sessionId, parse(MessageInput, withMessageId(draft), 'message'));
+    const busy = draft.whileBusy ?? options.whileBusy;
+    const drafted = withMessageId(busy === undefined ? draft : { ...draft, whileBusy: busy });
+    const message = this.signedMessage(sessionId, parse(MessageInput, drafted, 'message'));
     const start = options.start ?? {};
     const startArg = this.startArg(sessionId, start);
     const workflowId = workflowIdFor(sessionId);

@@ -8,7 +8,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import { DEFAULT_TASK_QUEUE } from '../contract/api.js';
 import type { TurnResult, SessionView } from '../contract/queries.js';
 import { COMMAND_NAMES } from '../contract/control-signals.js';
-import type { CommandInput, ResourceRef, Sender, SettingsInput } from '../contract/messages.js';
+import type { CommandInput, ResourceRef, Sender, SettingsInput, WhileBusy } from '../contract/messages.js';
 import { SESSION_STAGES, SessionState } from '../contract/state.js';
 import type { DecisionRecord } from '../contract/state.js';
 
@@ -98,6 +98,11 @@ export interface MessageDraft {
   text: string;
   resources?: ResourceRef[];
   from?: Sender;
+  /**
+   * What to do if an agent turn runs when the message arrives, instead of the Session's `whileBusy`
+   * setting: `enqueue`, `merge`, `interrupt` or `reject` (a `submit` then throws InputRefusedError).
+   */
+  whileBusy?: WhileBusy;
 }
 
 export interface SentMessage {
@@ -138,6 +143,8 @@ export interface SubmitOptions {
   wait?: boolean | WaitOptions;
   /** Budget for the update itself (a worker must accept it). Default 60000 ms. */
   timeoutMs?: number;
+  /** The message's `whileBusy` (see MessageDraft), when the draft does not set one. */
+  whileBusy?: WhileBusy;
 }
 
 export type WatchEvent =

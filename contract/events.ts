@@ -19,6 +19,7 @@ import { ApprovalReason } from './transcript.js';
 /** Every event kind, durable or best effort. */
 export const EVENT_KINDS = [
   'input.bound',
+  'input.merged',
   'decision',
   'stage.started',
   'stage.finished',
@@ -85,6 +86,17 @@ export const SessionEvent = z.discriminatedUnion('kind', [
     from: Sender.nullable(),
     /** Set when another Session handed the input over. */
     routedFrom: z.string().nullable(),
+  }),
+  z.object({
+    ...base,
+    kind: z.literal('input.merged'),
+    messageId: z.string(),
+    /** The merged input's own seq (the event's `seq` is the running turn's input). */
+    mergedSeq: z.number().int(),
+    /** The input whose running turn it joined. */
+    into: z.number().int(),
+    /** Its relevance decision: `continue`, `conflict`, `uncertain` or `degraded`. */
+    decision: z.string(),
   }),
   z.object({
     ...base,

@@ -17,6 +17,8 @@ import { ApplicationFailure, type Duration } from '@temporalio/common';
 export const FAILURE = {
   /** A `submit` update's message was refused (invalid, queue full, session closed). */
   InvalidMessage: 'InvalidMessage',
+  /** A `submit` update's message arrived while a turn ran and the Session (or the message) says `whileBusy: reject`. */
+  SessionBusy: 'SessionBusy',
   /** An `approve` update answered nothing: a refused argument edit, a bad signature, or no such waiting call. */
   ApprovalRefused: 'ApprovalRefused',
   /** An `answerTool` update answered nothing: no call waits for that result, a bad signature, or already answered. */
@@ -71,6 +73,8 @@ export const RETRYABLE_FAILURES: ReadonlySet<FailureType> = new Set<FailureType>
 /** When each kind is raised, in the words docs/contract.md ("Failure types") shows; one entry per kind. */
 export const FAILURE_MEANING: { readonly [K in FailureType]: string } = {
   InvalidMessage: 'the `submit` update’s message is invalid, the queue is full or the Session is closed',
+  SessionBusy:
+    'the `submit` update’s message arrived while an agent turn ran and `whileBusy` is `reject` (nothing was queued; send it again later)',
   ApprovalRefused:
     'the `approve` update applied nothing: a refused argument edit, a bad signature, or no such waiting call',
   ToolResultRefused:
@@ -141,6 +145,10 @@ export abstract class HarnessFailure extends Error {
 export class InvalidMessageFailure extends HarnessFailure {
   readonly type = FAILURE.InvalidMessage;
   override name = 'InvalidMessageFailure';
+}
+export class SessionBusyFailure extends HarnessFailure {
+  readonly type = FAILURE.SessionBusy;
+  override name = 'SessionBusyFailure';
 }
 export class ApprovalRefusedFailure extends HarnessFailure {
   readonly type = FAILURE.ApprovalRefused;
@@ -228,6 +236,7 @@ export type FailureClass<K extends FailureType = FailureType> = new (
 /** The class of each kind. Typed over every FailureType, so a kind added to FAILURE without a class does not compile. */
 export const FAILURE_CLASSES: { readonly [K in FailureType]: FailureClass<K> } = {
   InvalidMessage: InvalidMessageFailure,
+  SessionBusy: SessionBusyFailure,
   ApprovalRefused: ApprovalRefusedFailure,
   ToolResultRefused: ToolResultRefusedFailure,
   InvalidRequest: InvalidRequestFailure,

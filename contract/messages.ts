@@ -51,6 +51,17 @@ export const HandOverReason = z.enum(['out-of-scope', 'delegated']);
 export type HandOverReason = z.infer<typeof HandOverReason>;
 
 /** The only task input: signal `message` and update `submit`. */
+/**
+ * What a Session does with a message that arrives while an agent turn runs (`Settings.whileBusy`, or
+ * per message): `enqueue` it behind the turn (the default), `merge` it into the running turn at its
+ * next step boundary (relevance still judges it; a new phase or an out-of-scope request is enqueued
+ * instead), `interrupt` the turn (it ends `interrupted`, running tool calls finish, then the message
+ * starts a turn), or `reject` it (a recorded refusal; a `submit` fails with `SessionBusy`).
+ */
+export const WHILE_BUSY = ['enqueue', 'merge', 'interrupt', 'reject'] as const;
+export const WhileBusy = z.enum(WHILE_BUSY);
+export type WhileBusy = z.infer<typeof WhileBusy>;
+
 export const MessageInput = z
   .object({
     messageId: id('messageId'),
@@ -77,6 +88,8 @@ export const MessageInput = z
     note: z.string().max(MAX_TEXT_CHARS, `note must be at most ${MAX_TEXT_CHARS} characters`).nullish(),
     /** Vouches for `from` when the worker requires signed control (contract/control-signature.ts). */
     signature: ControlSignature.optional(),
+    /** What to do if a turn runs when this message arrives; overrides the Session's `whileBusy` setting. */
+    whileBusy: WhileBusy.optional(),
   })
   .strict();
 export type MessageInput = z.infer<typeof MessageInput>;
@@ -315,6 +328,8 @@ export const Settings = z
      * without a reply (the reply is still recorded when it comes).
      */
     subSessionReplyWaitMs: z.number().int().min(0).max(3_600_000).default(90_000),
+    /** What a message that arrives while an agent turn runs does (WHILE_BUSY); a message may say otherwise. */
+    whileBusy: WhileBusy.default('enqueue'),
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;

@@ -121,6 +121,8 @@ export const TURN_OUTCOMES = [
   'skipped',
   /** A token or cost budget was exhausted before the next model step (contract/usage.ts). */
   'budget-exceeded',
+  /** The input joined the turn that ran when it arrived (`whileBusy: merge`); that turn's record has the reply. */
+  'merged',
 ] as const;
 export const TurnOutcome = z.enum(TURN_OUTCOMES);
 export type TurnOutcome = z.infer<typeof TurnOutcome>;
@@ -241,6 +243,14 @@ export const PendingInput = z.object({
    * signature is gone. Absent when the input claimed nothing or is checked when it is bound.
    */
   claimsCheckedAt: z.number().optional(),
+  /**
+   * Set when the input arrived while the turn of input `turn` ran and asked to `merge` into it or to
+   * `interrupt` it (`whileBusy`). `merged` says, once judged at the turn's next step boundary, whether
+   * it joined that turn (true) or stayed queued (false). Absent for an input that simply waited.
+   */
+  busy: z
+    .object({ mode: z.enum(['merge', 'interrupt']), turn: z.number().int(), merged: z.boolean().optional() })
+    .optional(),
 });
 export type PendingInput = z.infer<typeof PendingInput>;
 
@@ -306,6 +316,8 @@ export const ActiveTurn = z.object({
   /** The last failing call (tool and arguments) and how many times in a row it failed. */
   failing: z.object({ key: z.string(), count: z.number().int() }).nullable(),
   interrupted: z.boolean(),
+  /** The messageId of the input that interrupted the turn (`whileBusy: interrupt`); absent for a command. */
+  interruptedBy: z.string().optional(),
   /**
    * What the agent's `capabilities_search` calls found in this turn, the only capabilities
    * `capabilities_load` may add (absent until the first search).

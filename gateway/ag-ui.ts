@@ -66,6 +66,7 @@ export function agUiState(view: SessionView): AgUiState {
 export const AG_UI_EVENT_MAPPING: Record<EventKind, string> = {
   'input.bound':
     'opens the input’s run: `RUN_STARTED` then `STATE_SNAPSHOT`; on a followed stream also the input as a `user` text message (`TEXT_MESSAGE_START`/`CONTENT`/`END`, its messageId)',
+  'input.merged': 'nothing (the merged message is in the running turn’s next step; that run’s end answers it too)',
   decision: '`CUSTOM` `decision` `{seq, decision, scores, degraded}`, then `STATE_DELTA` (goals)',
   'stage.started': '`STATE_DELTA` replacing `/stage`',
   'stage.finished': 'nothing',

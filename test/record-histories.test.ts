@@ -513,6 +513,87 @@ describe.runIf(enabled)('record replay histories', () => {
     await record('agent-interrupt', handle);
   });
 
+  /** Sends `text` (a continue) whose first step the agent takes slowly, and waits until that step runs. */
+  async function busyWith(handle: WorkflowHandle, seq: number, text: string, steps: Reply[]): Promise<void> {
+    script.relevance.set(text, [0.9, 0.9]);
+    agentSteps.set(text, steps);
+    await send(handle, text);
+    await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.turn?.seq === seq && s.stage === 'Running the agent',
+    );
+  }
+
+  it('while-busy-enqueue: a message sent during a slow model step waits and gets its own turn', async () => {
+    forget('while-busy-enqueue');
+    const handle = await sessionWith('Exercise the fixture tools: echo while busy', ['mcp-fixture']);
+    await busyWith(handle, 2, 'think it over', [{ delayMs: 2_000, then: { content: 'Thought it over.' } }]);
+    script.relevance.set('and then this', [0.9, 0.9]);
+    await send(handle, 'and then this');
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).toMatchObject({ outcome: 'replied' });
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 3 }] })).toMatchObject({ outcome: 'replied' });
+    await idle(handle);
+    await record('while-busy-enqueue', handle);
+  });
+
+  it('while-busy-reject: a submit and a signal refused during a turn, the submit accepted after it', async () => {
+    forget('while-busy-reject');
+    const handle = await sessionWith('Exercise the fixture tools: echo, refusing while busy', ['mcp-fixture'], {
+      whileBusy: 'reject',
+    });
+    await busyWith(handle, 2, 'think it over', [{ delayMs: 2_000, then: { content: 'Thought it over.' } }]);
+    const later = message('and then this');
+    script.relevance.set(later.text, [0.9, 0.9]);
+    await expect(handle.executeUpdate(submitUpdate, { args: [later] })).rejects.toThrow();
+    await send(handle, 'a signalled message');
+    await waitFor(
+      () => handle.query(snapshotQuery),
+      (s) => s.counts.rejectedBy.busy === 2,
+    );
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).toMatchObject({ outcome: 'replied' });
+    expect(await handle.executeUpdate(submitUpdate, { args: [later] })).toMatchObject({ seq: 3, duplicate: false });
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 3 }] })).toMatchObject({ outcome: 'replied' });
+    await idle(handle);
+    await record('while-busy-reject', handle);
+  });
+
+  it('while-busy-interrupt: a message ends a slow model step, then gets its own turn', async () => {
+    forget('while-busy-interrupt');
+    const handle = await sessionWith('Exercise the fixture tools: echo, interrupted', ['mcp-fixture'], {
+      whileBusy: 'interrupt',
+    });
+    await busyWith(handle, 2, 'think forever', [{ delayMs: 60_000, then: { content: 'too late' } }]);
+    script.relevance.set('stop and do this', [0.9, 0.9]);
+    await send(handle, 'stop and do this');
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).toMatchObject({ outcome: 'interrupted' });
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 3 }] })).toMatchObject({ outcome: 'replied' });
+    await idle(handle);
+    await record('while-busy-interrupt', handle);
+  });
+
+  it('while-busy-merge: one message joins the running turn at its next step, one that opens a new phase waits', async () => {
+    forget('while-busy-merge');
+    const handle = await sessionWith('Exercise the fixture tools: echo, merging', ['mcp-fixture'], {
+      whileBusy: 'merge',
+    });
+    await busyWith(handle, 2, 'echo the plan', [
+      { delayMs: 2_000, then: { toolCalls: [{ name: 'echo', arguments: { text: 'the plan' } }] } },
+      { content: 'Echoed the plan.' },
+    ]);
+    script.relevance.set('also echo the risks', [0.9, 0.9]);
+    await send(handle, 'also echo the risks');
+    const other = 'Write a poem about autumn';
+    script.relevance.set(other, [0.1, 0.9]);
+    script.selection.set(other, { skills: [], toolsets: ['mcp-fixture'] });
+    await send(handle, other);
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 2 }] })).toMatchObject({ outcome: 'replied' });
+    expect(await handle.executeUpdate(resultUpdate, { args: [{ seq: 3 }] })).toMatchObject({ outcome: 'merged' });
+    const own = await handle.executeUpdate(resultUpdate, { args: [{ seq: 4 }] });
+    expect(own).toMatchObject({ outcome: 'replied', record: { decision: 'new-phase' } });
+    await idle(handle);
+    await record('while-busy-merge', handle);
+  });
+
   it('agent-guard: a call failing three times in a row, then the step limit', async () => {
     forget('agent-guard');
     const handle = await sessionWith('Exercise the fixture tools: fail on purpose', ['mcp-fixture'], {

@@ -215,6 +215,13 @@ export const PATCHES = [
     where: 'workflows/session.ts (used in workflows/agent/speculation.ts, workflows/view/visibility.ts)',
     why: "Runs recorded before it send the agent's first step ahead right after `initialize` and beside a relevance judgment made ahead that has already answered (a new phase then discards it: an activity and its tokens for nothing), and upsert the search attributes at the run's start even when a first input is bound in the same task, whose stage entry upserts them again with the goal (two upserts in a Session's first task). With it the step is sent ahead only where a continue is the likely outcome (after `continue` or `new-phase`, with no answered judgment ahead), and a fresh run's start-up upsert waits for the first input's stage, or for the loop's first wait, so the first task upserts once (`fewer-actions` history).",
   },
+  {
+    id: 'while-busy',
+    since: 'cc8e3b2 (2026-12-06)',
+    asked: 'start',
+    where: 'workflows/session.ts (used in workflows/control/while-busy.ts)',
+    why: "Runs recorded before it queue every message that arrives during an agent turn, whatever the Session's `whileBusy` setting or the message's own says (the `enqueue` mode). With it the message's handler decides by that mode: `reject` records a refusal with cause `busy` (a `submit` fails with `SessionBusy`), `interrupt` ends the running turn `interrupted` (its model step cancelled, a running tool call left to finish) before the message is processed, and `merge` marks the message for the turn, which judges it at its next step boundary and binds it into the turn when it keeps the task where it is (`while-busy-*` histories).",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -233,6 +240,7 @@ export const ASKED_BEFORE_HANDLERS = [
   'message-after-control',
   'bound-control',
   'current-control-policy',
+  'while-busy',
 ] as const satisfies readonly PatchId[];
 
 /**

@@ -38,9 +38,10 @@ import { applySubSessionReply, replyRefusal } from './children/sub-sessions.js';
 import { ControlPlane } from './control/control-plane.js';
 import { awaitResult } from './control/result.js';
 import { verifiedSubSessionReply } from './control/sub-session-replies.js';
+import { messageIntake, submitAnswer } from './control/while-busy.js';
 import { trustIdentity, trustIdentityNow } from './control/signed-control.js';
 import { emit, eventsPage } from './ledger/events.js';
-import { announceBound, bindNext, intake, refusal } from './ledger/intake.js';
+import { announceBound, bindNext, refusal } from './ledger/intake.js';
 import { ASKED_AFTER_HANDLERS, ASKED_BEFORE_HANDLERS, askAtStart } from './patches.js';
 import { processInput, sessionContext } from './process-input.js';
 import { CallScopes } from './run/call-scopes.js';
@@ -80,10 +81,9 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   );
 
   // All handlers are registered before the first await, so no early signal or update is dropped.
-  const takeMessage = (raw: unknown, verified?: VerifiedClaims) => {
-    if (intake(state, raw, 'signal', Date.now(), verified).kind === 'accepted') touch();
-    stage.show();
-  };
+  // With `while-busy` a message that arrives during a turn is queued, merged, interrupts or is refused.
+  const take = messageIntake(state, { enabled: early['while-busy'], control, stage, touch });
+  const takeMessage = (raw: unknown, verified?: VerifiedClaims) => void take(raw, 'signal', verified);
   // With `message-after-control` a message waits, like a submit, behind the control items sent before
   // it (a pause waiting for the worker policy holds it); runs recorded before it take it in at once.
   // `control.input` also checks what the message claims on arrival, in runs that do so.
@@ -92,13 +92,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     : (raw: unknown) => takeMessage(raw);
   const registerMessage = () => setHandler(messageSignal, onMessage, { description: DESCRIPTIONS.message });
   if (!early['message-after-control']) registerMessage();
-  const submitNow = (raw: unknown, verified?: VerifiedClaims) => {
-    const result = intake(state, raw, 'update', Date.now(), verified);
-    if (result.kind === 'accepted') touch();
-    stage.show();
-    if (result.kind === 'rejected') throw ApplicationFailure.nonRetryable(result.reason, FAILURE.InvalidMessage);
-    return { seq: result.seq, duplicate: result.kind === 'duplicate' };
-  };
+  const submitNow = (raw: unknown, verified?: VerifiedClaims) => submitAnswer(take(raw, 'update', verified));
   const registerSubmit = () =>
     setHandler(submitUpdate, (raw) => control.input(raw, (verified) => submitNow(raw, verified)), {
       description: DESCRIPTIONS.submit,
@@ -169,7 +163,9 @@ export async function session(input: SessionInput): Promise<SessionResult> {
 
   const shouldContinueAsNew = () =>
     workflowInfo().continueAsNewSuggested || inputsThisRun >= state.settings.continueAsNewAfter;
-  const ctx = sessionContext(state, stage, later, asked, shouldContinueAsNew, (fn) => control.cancellable(fn));
+  const ctx = sessionContext(state, stage, later, asked, shouldContinueAsNew, (kind, fn) =>
+    control.cancellable(kind, fn),
+  );
   // No new input is bound while an agent turn is in progress: it is judged after the turn.
   const hasWork = () => state.queue.length > 0 && state.status !== 'paused' && state.turn === null;
   const finished = () => state.status === 'closed' && state.queue.length === 0 && state.turn === null;

@@ -238,6 +238,14 @@ export class SessionAgentExecutor implements AgentExecutor {
           update(TaskState.TASK_STATE_FAILED, `The Session closed: ${event.reason}`);
           return;
         }
+        // A merged input's events carry the seq of the turn it joined.
+        if (event.kind === 'input.merged' && event.mergedSeq === place.seq) {
+          update(
+            TaskState.TASK_STATE_COMPLETED,
+            `Joined the running turn of input #${event.into}; its reply answers this message too.`,
+          );
+          return;
+        }
         if (event.seq !== place.seq) continue;
         if (event.kind !== 'agent.delta') place.after = event.id;
         switch (event.kind) {
@@ -306,11 +314,15 @@ export const TASK_STATE_OF_OUTCOME: Record<TurnOutcome, TaskState> = {
   guarded: TaskState.TASK_STATE_FAILED,
   failed: TaskState.TASK_STATE_FAILED,
   'budget-exceeded': TaskState.TASK_STATE_FAILED,
+  // The message joined a running turn (whileBusy: merge); that turn's task carries the reply.
+  merged: TaskState.TASK_STATE_COMPLETED,
 };
 
 /** What each Session event does to the input's A2A task (docs/contract.md renders this table). */
 export const A2A_EVENT_EFFECT: Record<EventKind, string> = {
   'input.bound': 'nothing (the task is `working` from the moment `submit` recorded the input)',
+  'input.merged':
+    'for the merged message’s task: status `completed`, saying which running turn it joined (that turn’s task carries the reply)',
   decision: 'nothing',
   'stage.started': 'nothing',
   'stage.finished': 'nothing',

@@ -158,7 +158,7 @@ describe('budgets', () => {
 describe('the meter', () => {
   it('charges the Session and the open record, names a budget fallback once, and checks only when patched', () => {
     const state = initialState({ sessionId: 'meter', settings: { budget: { turnTokens: 50 } } });
-    const record = newRecord({ seq: 1, messageId: 'm1' } as Parameters<typeof newRecord>[0]);
+    const record = newRecord({ seq: 1, messageId: 'm1' });
     const meter = makeMeter(state, true);
     meter.open(record);
     meter.charge('extraction', call({ promptTokens: 60, completionTokens: 0 }));

@@ -20,6 +20,7 @@ import { createSubSession } from '../children/sub-sessions.js';
 import { requestOf, userItem } from './step-request.js';
 import { interruptCalls, nextAction, sealStep, startStep, type RunVia } from './tool-calls.js';
 import { runCapabilityTool } from './capability-tools.js';
+import { mergeWaiting, waitsToJoin } from './merge.js';
 import { clipReason } from '../../contract/budget.js';
 import { approvalContextOf, approvalIdOf, argumentsHashOf, finishCall } from '../../contract/pending-calls.js';
 import { emit, emitCallFinished, lastEventId } from '../ledger/events.js';
@@ -50,7 +51,8 @@ export async function runAgentTurn(
       interruptCalls(turn);
       for (const call of unfinished) emitCallFinished(state, call);
       sealStep(state, turn);
-      return end(ctx, turn, 'interrupted', 'interrupted by command');
+      const by = turn.interruptedBy === undefined ? 'command' : `message ${turn.interruptedBy} (whileBusy: interrupt)`;
+      return end(ctx, turn, 'interrupted', `interrupted by ${by}`);
     }
     if (turn.step) {
       const waited = await carryOutStep(ctx, turn);
@@ -64,14 +66,22 @@ export async function runAgentTurn(
     if (turn.steps >= state.settings.maxAgentSteps) {
       return end(ctx, turn, 'guarded', `step limit of ${state.settings.maxAgentSteps} reached without a reply`);
     }
+    // A step boundary: messages sent to join this turn (`whileBusy: merge`) are judged and taken in.
+    // Checked first so a turn with nothing to merge takes no extra await (replays keep their order).
+    if (waitsToJoin(ctx.state, turn)) await mergeWaiting(ctx, turn);
+    if (turn.interrupted && turn.interruptedBy !== undefined) continue;
     ctx.show(STAGE.agent);
     turn.steps++;
     const request = await stepRequest(ctx, turn);
+    // An interrupting message cancelled the compaction; the step is not sent (a command's interrupt
+    // sent it, as runs recorded before `while-busy` did).
+    if (turn.interrupted && turn.interruptedBy !== undefined) continue;
     // The first step may already be under way, started beside the relevance call (speculation.ts).
     const early = ctx.speculation.adopt(request);
     let answer;
     try {
       answer = await ctx.cancellable(
+        'model',
         () => early?.() ?? ctx.activities.agentStep({ ...request, afterEvent: lastEventId(state) }),
       );
     } catch (err) {
@@ -168,7 +178,7 @@ async function runCall(ctx: SessionContext, turn: ActiveTurn, call: PendingCall,
       // Sessions recorded before delegation was keyed by input seq hand over the model's text under
       // its call id alone, which a later turn reusing `call_1` collided with.
       if (!patched('delegation-keys')) {
-        const created = await ctx.cancellable(() =>
+        const created = await ctx.cancellable('tool', () =>
           createSubSession(
             ctx,
             {
@@ -188,7 +198,7 @@ async function runCall(ctx: SessionContext, turn: ActiveTurn, call: PendingCall,
         return;
       }
       const key = `tool:${turn.seq}:${call.callId}`;
-      const created = await ctx.cancellable(() =>
+      const created = await ctx.cancellable('tool', () =>
         createSubSession(
           ctx,
           {
@@ -209,7 +219,7 @@ async function runCall(ctx: SessionContext, turn: ActiveTurn, call: PendingCall,
       finishCall(call, 'ok', JSON.stringify(output));
       return;
     }
-    const result = await ctx.cancellable(() =>
+    const result = await ctx.cancellable('tool', () =>
       ctx.activities.runTool({
         sessionId: state.sessionId,
         ...(turn.from?.kind === 'user' && turn.from.id ? { userId: turn.from.id } : {}),
@@ -284,7 +294,8 @@ function end(ctx: SessionContext, turn: ActiveTurn, outcome: TurnOutcome, reason
   }
   const bound = state.history.find((h) => h.seq === turn.seq);
   if (bound) bound.decision = turn.record.decision;
-  state.turn = null;
+  // Recorded while the turn is still the Session's: its `turn.finished` carries the turn's seq.
   finishRecord(state, turn.record);
+  state.turn = null;
   return 'finished';
 }

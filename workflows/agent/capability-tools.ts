@@ -40,7 +40,7 @@ export async function runCapabilityTool(
     const args = CapabilitiesSearchArgs.safeParse(raw);
     if (!args.success) return finishCall(call, 'error', `invalid arguments for ${tool}: ${describeIssues(args.error)}`);
     const { state } = ctx;
-    const found = await ctx.cancellable(() =>
+    const found = await ctx.cancellable('tool', () =>
       ctx.activities.searchCapabilities({
         sessionId: state.sessionId,
         ...(turn.from?.kind === 'user' && turn.from.id ? { userId: turn.from.id } : {}),

@@ -122,7 +122,7 @@ async function phaseWindow(ctx: SessionContext, turn: ActiveTurn): Promise<Trans
     ? itemsToCompact(window, turn.seq, budget, Math.floor(budget * COMPACT_TO_SHARE))
     : fit;
   try {
-    const result = await ctx.cancellable(() =>
+    const result = await ctx.cancellable('model', () =>
       ctx.activities.compact({ phaseGoal: state.goals.phase?.text ?? '', inputs: old.map(itemText) }),
     );
     const last = old.at(-1);

@@ -172,6 +172,8 @@ export async function answerParent(ctx: SessionContext, seq: number): Promise<vo
   const record = state.decisions.find((d) => d.seq === seq);
   const agent = record?.agent;
   if (!record || !agent || agent.outcome === 'waiting-approval' || agent.outcome === 'waiting-tool') return;
+  // A merged input has no turn of its own (never called with its seq: processInput answers the turn's).
+  if (agent.outcome === 'merged') return;
   // Sessions recorded before sub-sessions answered back end the turn without a reply to the parent.
   if (!patched('sub-session-answers')) return;
   const reply: SubSessionReply = {

@@ -20,6 +20,7 @@ import { CONTROL_KINDS, controlIdOf, type ControlKind } from '../../contract/con
 import { unsigned } from '../../contract/control-signature.js';
 import type { ApprovalInput } from '../../contract/messages.js';
 import type { SessionState, VerifiedClaims } from '../../contract/state.js';
+import type { CallKind } from '../stages/session-context.js';
 import { DEFAULT_WORKER_POLICY, type WorkerPolicy } from '../../contract/worker-policy.js';
 import type { StagePublisher } from '../view/visibility.js';
 import { applyToTurn, carriesArguments, editRefusal } from './approvals.js';
@@ -95,8 +96,8 @@ export class ControlPlane {
   /** The worker's policy, once this run has asked for it (null before, and always on old histories). */
   private policy: WorkerPolicy | null = null;
   private readonly queue = new InOrder();
-  /** The activity call the `interrupt` command cancels: the running model step or tool call. */
-  private running: CancellationScope | null = null;
+  /** The activity call the `interrupt` command cancels (the running model step or tool call), and its kind. */
+  private running: { scope: CancellationScope; kind: CallKind } | null = null;
   /** Approvals the `approve` validator parsed, by update id, until their handler takes them. */
   private readonly validated = new Map<string, ParsedControl>();
   /** Whether the worker required signing at the last `checkControl` (runs with `current-control-policy`). */
@@ -216,16 +217,24 @@ export class ControlPlane {
     return !this.patches.currentPolicy || !this.queue.busy;
   }
 
-  /** Runs an activity call that the `interrupt` command can cancel. */
-  async cancellable<T>(fn: () => Promise<T>): Promise<T> {
-    const scope = this.scopes.child();
-    this.running = scope;
+  /**
+   * Runs an activity call that an interrupt can cancel: the `interrupt` command cancels either kind,
+   * a message sent with `whileBusy: interrupt` only a `model` call (a running tool call finishes).
+   */
+  async cancellable<T>(kind: CallKind, fn: () => Promise<T>): Promise<T> {
+    const running = { scope: this.scopes.child(), kind };
+    this.running = running;
     try {
-      return await scope.run(fn);
+      return await running.scope.run(fn);
     } finally {
-      if (this.running === scope) this.running = null;
-      this.scopes.release(scope);
+      if (this.running === running) this.running = null;
+      this.scopes.release(running.scope);
     }
+  }
+
+  /** Cancels the running call if it is a model call (`whileBusy: interrupt`); a tool call runs on. */
+  cancelModelCall(): void {
+    if (this.running?.kind === 'model') this.running.scope.cancel();
   }
 
   /** Delivers a control item; resolves to why it answered nothing (approvals, tool results), else null. */
@@ -323,7 +332,7 @@ export class ControlPlane {
       ? applyToTurn(state, item, Date.now(), binding)
       : { result: applyParsed(state, item, Date.now()), why: null };
     if (result.kind === 'applied') this.touch();
-    if (result.kind === 'applied' && result.interruptTurn) this.running?.cancel();
+    if (result.kind === 'applied' && result.interruptTurn) this.running?.scope.cancel();
     stage.followStatus();
     // Pause, resume and close show in the Web UI's filters at once, not after the next input. Newer
     // runs asked this patch at their start already (session.ts); older ones ask it here first.

@@ -29,7 +29,8 @@ export function lastEventId(state: Pick<SessionState, 'lastEvent'>): string | nu
 
 /** Appends a durable event to the Session's log and pushes it live. Returns the event. */
 export function emit(state: SessionState, body: EventBody, at: number = Date.now()): SessionEvent {
-  const seq = state.boundSeq;
+  // The input the Session works on: the running turn's, even after an input merged into it was bound.
+  const seq = state.turn?.seq ?? state.boundSeq;
   const ordinal = state.lastEvent && state.lastEvent[0] === seq ? state.lastEvent[1] + 1 : 0;
   const clipped: Record<string, unknown> = { ...body };
   for (const field of TEXT_FIELDS) {

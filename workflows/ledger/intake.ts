@@ -11,7 +11,7 @@
  */
 import { emit } from './events.js';
 import { BUDGET } from '../../contract/budget.js';
-import { MessageInput } from '../../contract/messages.js';
+import { MessageInput, type WhileBusy } from '../../contract/messages.js';
 import {
   LIMITS,
   keepLast,
@@ -25,7 +25,14 @@ import { clipBytes, describeIssues, jsonBytes, utf8Length } from '../../contract
 import { undecodableReason } from '../../contract/undecodable.js';
 
 /** Why an input was refused; counted per cause in `counts.rejectedBy`. */
-export type RejectionCause = 'invalid' | 'queue-full' | 'closed' | 'unknown-id' | 'unauthenticated' | 'undecodable';
+export type RejectionCause =
+  'invalid' | 'queue-full' | 'closed' | 'unknown-id' | 'unauthenticated' | 'undecodable' | 'busy';
+
+/**
+ * What a new message does because a turn runs as it arrives (control/while-busy.ts decides): null
+ * when no turn runs, or in runs recorded before `while-busy`.
+ */
+export type BusyMode = (message: MessageInput) => { mode: WhileBusy; turn: number } | null;
 
 export type IntakeResult =
   | { kind: 'accepted'; seq: number }
@@ -176,7 +183,8 @@ export function newMessage(state: SessionState, raw: unknown): MessageInput | nu
  * with the next seq and queued. Never throws: bad data must not fail a workflow task. With
  * `verified` (its claims checked on arrival), the input is queued with the verified `from`, `routed`
  * and `note` and without its signature; it is still de-duplicated by what it claimed, as a retried
- * hand-over is.
+ * hand-over is. With `busyMode`, a new message that arrives while a turn runs is refused (`reject`,
+ * cause `busy`, no seq used) or queued marked to merge into or interrupt that turn.
  */
 export function intake(
   state: SessionState,
@@ -184,6 +192,7 @@ export function intake(
   via: PendingInput['via'],
   now: number,
   verified?: VerifiedClaims,
+  busyMode?: BusyMode,
 ): IntakeResult {
   const checked = check(state, raw);
   if (!checked.ok) {
@@ -195,6 +204,12 @@ export function intake(
   if (earlier !== undefined) {
     state.counts.duplicates++;
     return { kind: 'duplicate', seq: earlier };
+  }
+  const busy = busyMode?.(message) ?? null;
+  if (busy?.mode === 'reject') {
+    const reason = `session is busy with input #${busy.turn} and refuses messages meanwhile (whileBusy: reject); send it again once the turn has ended`;
+    recordRejection(state, { at: now, via, messageId: message.messageId, reason }, 'busy');
+    return { kind: 'rejected', reason, messageId: message.messageId, cause: 'busy' };
   }
   const seq = state.nextSeq++;
   const claims = verified ?? { from: message.from ?? null, routed: message.routed ?? null, note: message.note ?? null };
@@ -209,6 +224,7 @@ export function intake(
     routed: claims.routed,
     note: claims.note,
     ...(verified ? { claimsCheckedAt: now } : message.signature ? { signature: message.signature } : {}),
+    ...(busy && busy.mode !== 'enqueue' ? { busy: { mode: busy.mode, turn: busy.turn } } : {}),
   };
   const index = indexOf(state);
   state.queue.push(pending);

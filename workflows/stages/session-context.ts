@@ -5,6 +5,9 @@ import type { UsageMeter } from '../ledger/accounting.js';
 import type { BoundInput, Decision, DecisionRecord, SessionState } from '../../contract/state.js';
 import type { StageShow } from './stage-runner.js';
 
+/** What a cancellable call is: a model call (a step, a compaction) or a tool call. */
+export type CallKind = 'model' | 'tool';
+
 export interface SessionContext {
   readonly state: SessionState;
   readonly activities: SessionActivityProxies;
@@ -14,8 +17,8 @@ export interface SessionContext {
   readonly show: StageShow;
   /** Whether the Session should continue as new now (a waiting turn parks for it). */
   readonly shouldContinueAsNew: () => boolean;
-  /** Runs an activity call that the `interrupt` command can cancel. */
-  readonly cancellable: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Runs an activity call that an interrupt can cancel (control/control-plane.ts says which kind when). */
+  readonly cancellable: <T>(kind: CallKind, fn: () => Promise<T>) => Promise<T>;
   /** Relevance judged ahead for queued inputs; null in Sessions started before it existed. */
   readonly lookahead: Lookahead | null;
   /** The agent's first step sent beside the relevance call on a continue-shaped Session (speculation.ts). */
