@@ -215,6 +215,14 @@ export const PATCHES = [
     where: 'workflows/session.ts (used in workflows/agent/speculation.ts, workflows/view/visibility.ts)',
     why: "Runs recorded before it send the agent's first step ahead right after `initialize` and beside a relevance judgment made ahead that has already answered (a new phase then discards it: an activity and its tokens for nothing), and upsert the search attributes at the run's start even when a first input is bound in the same task, whose stage entry upserts them again with the goal (two upserts in a Session's first task). With it the step is sent ahead only where a continue is the likely outcome (after `continue` or `new-phase`, with no answered judgment ahead), and a fresh run's start-up upsert waits for the first input's stage, or for the loop's first wait, so the first task upserts once (`fewer-actions` history).",
   },
+  {
+    id: 'collaborating-subsessions',
+    since: 'PENDING (2026-12-06)',
+    asked: 'start',
+    where:
+      'workflows/session.ts (used in workflows/agent/agent-loop.ts, workflows/process-input.ts, workflows/children/collaboration.ts)',
+    why: "Runs recorded before it hand `session_create_sub` over with no mode and record no `delegations`: a sub-session's reply is recorded in the parent (record, history, transcript, children) and its agent acts on it only at the next user input; a sub-session answers its parent as soon as its own turn ends; the `result` update reports a delegating input `done` when its turn ends (`answers-*`, `agent-sub-session` histories). With it, a `collaborate` delegation's reply runs a follow-up turn of the parent's agent for the same input, which replaces the record's reply (`earlierReply` keeps the first), a caller waiting on that input waits for it (bounded by `subSessionReplyWaitMs`), a reply after the parent moved on is recorded with a note, and a sub-session holds its own answer until its follow-up (`collaborating-subsessions`, `collaborating-nested` histories).",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -248,6 +256,7 @@ export const ASKED_AFTER_HANDLERS = [
   'compaction-beside',
   'agent-capabilities',
   'fewer-actions',
+  'collaborating-subsessions',
 ] as const satisfies readonly PatchId[];
 
 /**
