@@ -163,9 +163,12 @@ export async function releaseHeldAnswers(ctx: SessionContext): Promise<void> {
 
 /**
  * Whether the `result` update should still wait on this input for a collaborating sub-session's
- * answer and the follow-up turn it runs: bounded by `subSessionReplyWaitMs` from the hand-over.
+ * answer and the follow-up turn it runs: bounded by `subSessionReplyWaitMs` from the hand-over, and
+ * only while the input is the newest bound.
  */
 export function awaitsCollaboration(state: SessionState, record: DecisionRecord, now: number): boolean {
+  // Once a newer input is bound no follow-up will run for this one.
+  if (state.boundSeq !== record.seq) return false;
   return (record.delegations ?? []).some(
     (d) => unsettled(d) && now - d.at < state.settings.subSessionReplyWaitMs && state.status !== 'closed',
   );
