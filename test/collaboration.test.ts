@@ -8,7 +8,7 @@ import { decisionsQuery, historyQuery, resultUpdate, snapshotQuery } from '../co
 import { SessionClient } from '../client/index.js';
 import { MODEL, uniqueId, waitFor } from './support/harness.js';
 import type { RecordedRequest, Reply } from './support/model-server.js';
-import { useScriptedWorker } from './support/scripted-roles.js';
+import { agentSessionOf as sessionOf, useScriptedWorker } from './support/scripted-roles.js';
 
 const f = useScriptedWorker();
 
@@ -19,11 +19,6 @@ const SLOW = 'Ask a slow specialist: which Python version does ComfyUI need?';
 const NEXT = 'Add a troubleshooting section';
 const CHAIN = 'Ask a chain: which GPU does ComfyUI need at least?';
 const REPLY_PREFIX = '[Reply from sub-session';
-
-/** The Session a request is for, from the system message the worker writes. */
-function sessionOf(req: RecordedRequest): string {
-  return /business agent of Session (\S+)\./.exec(req.messages[0]?.content ?? '')?.[1] ?? '';
-}
 
 /** How deep the Session is, from its id: a sub-session's id is its parent's with `.sub-<hash>`. */
 const depthOf = (sessionId: string) => sessionId.split('.sub-').length - 1;

@@ -49,7 +49,7 @@ import {
 import { LocalModels } from '../models/local-models.js';
 import { ScriptedModelServer, faults, type RecordedRequest, type Reply } from './support/model-server.js';
 import { connectedCatalog, fixtureMcpEntry } from './support/mcp-fixture.js';
-import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
+import { agentSessionOf, scriptRoles, type RoleScript } from './support/scripted-roles.js';
 
 import { SessionClient } from '../client/session-client.js';
 
@@ -74,7 +74,7 @@ const agentStepsServed = new Map<string, number>();
 function agent(req: RecordedRequest): Reply {
   const user = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   const text = user.split('\n[resource]')[0] ?? user;
-  const session = /business agent of Session (\S+)\./.exec(req.messages[0]?.content ?? '')?.[1] ?? '';
+  const session = agentSessionOf(req);
   const key = `${'sub:'.repeat(session.split('.sub-').length - 1)}${text}`;
   const steps = agentSteps.get(key) ?? agentSteps.get(text);
   if (!steps) return { content: `Working on: ${text}` };

@@ -14,11 +14,12 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { SessionClient } from '../../client/index.js';
 import { decisionsQuery, snapshotQuery } from '../../contract/api.js';
-import { MODEL, decided, send, uniqueId, waitFor } from '../support/harness.js';
+import { MODEL, uniqueId, waitFor } from '../support/harness.js';
 import { ScriptedModelServer, type RecordedRequest, type Reply } from '../support/model-server.js';
-import { scriptRoles } from '../support/scripted-roles.js';
-import { spawnWorker, type WorkerProcess } from '../support/spawn-worker.js';
-import { runHistories } from './audit.js';
+import { agentSessionOf, scriptRoles } from '../support/scripted-roles.js';
+import type { WorkerProcess } from '../support/spawn-worker.js';
+import { startParents, workerSpawner } from './parents.js';
+import { activityTypeOf, runHistories } from './audit.js';
 
 const PARENTS = 2;
 const GOAL = 'Write the ComfyUI installation guide';
@@ -38,7 +39,7 @@ const workers: WorkerProcess[] = [];
  * says so after the tool result, and quotes a sub-session's reply when its request ends with one.
  */
 function agent(req: RecordedRequest): Reply {
-  const session = /business agent of Session (\S+)\./.exec(req.messages[0]?.content ?? '')?.[1] ?? '';
+  const session = agentSessionOf(req);
   const newest = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   const last = req.messages.at(-1);
   if (session.includes('.sub-')) return { delayMs: 4_000, then: { content: answerTo(newest) } };
@@ -73,26 +74,15 @@ afterAll(async () => {
 
 it('delivers the final answer that used the sub-session reply exactly once across kills', async () => {
   const taskQueue = uniqueId('collab-kill');
-  const spawn = async (env: Record<string, string> = {}) => {
-    const worker = await spawnWorker({ taskQueue, models, env });
-    workers.push(worker);
-    return worker;
-  };
+  const spawn = workerSpawner(taskQueue, models, workers);
   const first = await spawn();
-  const parents = await Promise.all(
-    Array.from({ length: PARENTS }, async (_, i) => {
-      const sessionId = uniqueId(`collab-${i}`);
-      const handle = await client.workflow.start('session', {
-        workflowId: `session:${sessionId}`,
-        taskQueue,
-        args: [{ sessionId, settings }],
-      });
-      await send(handle, GOAL);
-      await decided(handle, 1, 60_000);
-      await send(handle, question(i));
-      return handle;
-    }),
-  );
+  const parents = await startParents(client, taskQueue, {
+    count: PARENTS,
+    prefix: 'collab',
+    goal: GOAL,
+    question,
+    settings,
+  });
   // The callers wait on the delegating inputs from before the first kill, as `submit` with `wait` does.
   const sessions = new SessionClient(client, { taskQueue });
   const waiting = parents.map((p) =>
@@ -184,17 +174,3 @@ it('delivers the final answer that used the sub-session reply exactly once acros
     expect(stepsAfterReply).toHaveLength(1);
   }
 });
-
-type Event = NonNullable<Awaited<ReturnType<typeof runHistories>>[number]['events']>[number];
-
-/** The activity type of the task an ActivityTaskStarted/Completed event belongs to. */
-function activityTypeOf(events: Event[], event: Event): string | undefined {
-  const id = Number(
-    event.activityTaskStartedEventAttributes?.scheduledEventId ??
-      event.activityTaskCompletedEventAttributes?.scheduledEventId ??
-      -1,
-  );
-  return (
-    events.find((e) => Number(e.eventId) === id)?.activityTaskScheduledEventAttributes?.activityType?.name ?? undefined
-  );
-}

@@ -12,17 +12,10 @@
  */
 import { enforceBudget } from '../../contract/budget.js';
 import { SubSessionReply } from '../../contract/messages.js';
-import {
-  LIMITS,
-  type Delegation,
-  type DecisionRecord,
-  type DelegationMode,
-  type SessionState,
-  type SubSessionAnswer,
-} from '../../contract/state.js';
+import { type Delegation, type DecisionRecord, type DelegationMode, type SessionState } from '../../contract/state.js';
 import { emit } from '../ledger/events.js';
 import type { SessionContext } from '../stages/session-context.js';
-import { answerParent } from './sub-sessions.js';
+import { answerOf, answerParent } from './sub-sessions.js';
 
 /** Records a `session_create_sub` hand-over on the delegating turn's record. */
 export function recordDelegation(
@@ -60,15 +53,7 @@ export function takeDelegatedReply(state: SessionState, raw: unknown, now: numbe
       d.sessionId === reply.sessionId && d.status === 'waiting' && (d.childSeq === null || d.childSeq === reply.seq),
   );
   if (!delegation) return;
-  const text = reply.reply === null ? null : reply.reply.slice(0, LIMITS.replyChars);
-  const answer: SubSessionAnswer = {
-    sessionId: reply.sessionId,
-    seq: reply.seq,
-    outcome: reply.outcome,
-    text,
-    at: now,
-  };
-  delegation.reply = answer;
+  delegation.reply = answerOf(reply, now);
   if (delegation.mode === 'notify') {
     delegation.status = 'recorded';
   } else if (state.boundSeq > reply.parentSeq) {
