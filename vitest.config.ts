@@ -10,5 +10,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     teardownTimeout: 30_000,
+    // expect.poll waits 1 s by default: too short for a browser page or a worker on a loaded
+    // two-core machine (the inbox page's first fetch took longer than that beside six other jobs).
+    expect: { poll: { timeout: 15_000 } },
   },
 });

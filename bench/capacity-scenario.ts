@@ -19,7 +19,7 @@
  * forwards: no query polls the worker meanwhile.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -128,14 +128,44 @@ export interface CapacityResult {
   loadavg: { start: number[]; end: number[] };
 }
 
+/** The fields of /proc/<pid>/stat after the command name, or null once the process is gone. */
+function statFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
 /** utime + stime of a process in ms, from /proc/<pid>/stat (all its threads). */
 function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
+  const fields = statFields(pid);
   // USER_HZ is 100 on Linux for every architecture Node supports.
-  return ticks * 10;
+  return fields ? (Number(fields[11]) + Number(fields[12])) * 10 : 0;
+}
+
+/**
+ * CPU of a process and every live process under it, in ms. The dev server is a tree (the CLI that
+ * `startDevServer` runs may start the server as a child of its own): its own pid alone can miss
+ * the work.
+ */
+export function treeCpuMs(root: number): number {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    const ppid = Number(statFields(pid)?.[1]);
+    if (Number.isInteger(ppid)) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  }
+  let total = 0;
+  const todo = [root];
+  for (let pid = todo.pop(); pid !== undefined; pid = todo.pop()) {
+    total += cpuMs(pid);
+    todo.push(...(children.get(pid) ?? []));
+  }
+  return total;
 }
 
 function fileBytes(path: string): number {
@@ -157,8 +187,9 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'capacity-worker.ts')], {
+export async function startWorker(env: Record<string, string>, nodeFlags: string[] = []): Promise<WorkerProcess> {
+  const args = [...nodeFlags, '--import', 'tsx', join(ROOT, 'bench', 'capacity-worker.ts')];
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, HARNESS_MODEL_PROVIDER: 'local', OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -315,7 +346,7 @@ async function saturate(
     return d;
   });
   const w0 = cpuMs(worker.pid);
-  const s0 = cpuMs(serverPid);
+  const s0 = treeCpuMs(serverPid);
   const t0 = performance.now();
   await Promise.all(
     driven.map(async (d) => {
@@ -330,13 +361,12 @@ async function saturate(
     inputs: total,
     inputsPerSecond: round(total / seconds),
     workerCpuMsPerInput: round((cpuMs(worker.pid) - w0) / total),
-    serverCpuMsPerInput: round((cpuMs(serverPid) - s0) / total),
+    serverCpuMsPerInput: round((treeCpuMs(serverPid) - s0) / total),
   };
 }
 
-/** Runs the whole scenario on its own dev server and worker process. */
-export async function capacity(options: CapacityOptions, log: (line: string) => void): Promise<CapacityResult> {
-  const startLoad = loadavg().map((x) => round(x));
+/** A dev server of its own with a SQLite file, a client, the bench bundle, and the worker's environment. */
+export async function embeddedStack(namespace: string, dynamicConfig?: Record<string, unknown>) {
   const dataDir = mkdtempSync(join(tmpdir(), 'harness-capacity-'));
   const dbFile = join(dataDir, 'temporal.db');
   const [port, uiPort, httpPort] = (await freePorts(3)) as [number, number, number];
@@ -346,25 +376,45 @@ export async function capacity(options: CapacityOptions, log: (line: string) => 
     port,
     uiPort,
     httpPort,
-    namespace: options.namespace,
+    namespace,
     log: () => {},
+    ...(dynamicConfig ? { dynamicConfig } : {}),
   });
   const connection = await Connection.connect({
     address: server.address,
     channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
   });
-  const client = new Client({ connection, namespace: options.namespace });
+  const client = new Client({ connection, namespace });
   const bundlePath = join(dataDir, 'workflow-bundle.js');
   writeFileSync(bundlePath, await workflowBundle());
   const taskQueue = `capacity-${Date.now().toString(36)}`;
   const env = {
     TEMPORAL_ADDRESS: server.address,
-    TEMPORAL_NAMESPACE: options.namespace,
+    TEMPORAL_NAMESPACE: namespace,
     HARNESS_TASK_QUEUE: taskQueue,
     HARNESS_DATA_DIR: dataDir,
     HARNESS_CATALOG_DIR: join(ROOT, 'catalog'),
     HARNESS_WORKFLOW_BUNDLE: bundlePath,
   };
+  return {
+    server,
+    client,
+    dbFile,
+    taskQueue,
+    env,
+    async stop() {
+      await connection.close();
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs the whole scenario on its own dev server and worker process. */
+export async function capacity(options: CapacityOptions, log: (line: string) => void): Promise<CapacityResult> {
+  const startLoad = loadavg().map((x) => round(x));
+  const stack = await embeddedStack(options.namespace);
+  const { server, client, dbFile, env, taskQueue } = stack;
   const n = options.sessions;
   const measuringCache = n + options.saturationWorkflows * 2 + options.actionSamples + 20;
   // Enough heap for every Session at the size measured on main (2.4 MiB) twice over, plus the base.
@@ -499,9 +549,7 @@ export async function capacity(options: CapacityOptions, log: (line: string) => 
     };
   } finally {
     await worker.stop();
-    await connection.close();
-    await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await stack.stop();
   }
 }
 

@@ -9,21 +9,12 @@
  * collection before and after, and the worker's RSS; it exits 1 if the worker died or the oldest
  * Session did not answer.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { Client, Connection } from '@temporalio/client';
 import { Command } from 'commander';
-import { startDevServer } from '../dev/dev-server.js';
-import { ensureTemporalCli } from '../dev/temporal-cli.js';
-import { freePorts } from '../test/support/ports.js';
-import { mib, startWorker, timedInput } from './capacity-scenario.js';
+import { embeddedStack, mib, startWorker, timedInput } from './capacity-scenario.js';
 import { FLAVORS, TEXT, start, type Driven } from './driver.js';
-import { workflowBundle } from './stack.js';
 import { pool } from './stats.js';
-
-const ROOT = resolve(import.meta.dirname, '..');
 
 const program = new Command()
   .option('--sessions <n>', 'Sessions to open', '1500')
@@ -34,32 +25,10 @@ const opts = program.opts<{ sessions: string; heapMib: string; concurrency: stri
 const n = Number(opts.sessions);
 const heapMib = Number(opts.heapMib);
 
-const dataDir = mkdtempSync(join(tmpdir(), 'harness-hold-'));
-const [port, uiPort, httpPort] = (await freePorts(3)) as [number, number, number];
 const namespace = 'default';
-const server = await startDevServer({
-  cliPath: ensureTemporalCli(),
-  dbFile: join(dataDir, 'temporal.db'),
-  port,
-  uiPort,
-  httpPort,
-  namespace,
-  log: () => {},
-});
-const connection = await Connection.connect({ address: server.address });
-const client = new Client({ connection, namespace });
-const bundlePath = join(dataDir, 'workflow-bundle.js');
-writeFileSync(bundlePath, await workflowBundle());
-const taskQueue = `hold-${Date.now().toString(36)}`;
-const worker = await startWorker({
-  TEMPORAL_ADDRESS: server.address,
-  TEMPORAL_NAMESPACE: namespace,
-  HARNESS_TASK_QUEUE: taskQueue,
-  HARNESS_DATA_DIR: dataDir,
-  HARNESS_CATALOG_DIR: join(ROOT, 'catalog'),
-  HARNESS_WORKFLOW_BUNDLE: bundlePath,
-  NODE_OPTIONS: `--max-old-space-size=${heapMib}`,
-});
+const stack = await embeddedStack(namespace);
+const { client, taskQueue } = stack;
+const worker = await startWorker({ ...stack.env, NODE_OPTIONS: `--max-old-space-size=${heapMib}` });
 let ok = false;
 try {
   console.log(
@@ -95,8 +64,6 @@ try {
   ok = true;
 } finally {
   await worker.stop();
-  await connection.close();
-  await server.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await stack.stop();
 }
 process.exit(ok ? 0 : 1);

@@ -17,6 +17,7 @@ import { printReport, type BenchResults } from './report.js';
 import { startStack } from './stack.js';
 import { streaming } from './streaming-scenario.js';
 import { DEFAULT_PRICE_PER_MILLION_ACTIONS, capacity } from './capacity-scenario.js';
+import { conversation } from './conversation-scenario.js';
 import { burst, historyCost, latency, longSession, throughput } from './workflow-scenarios.js';
 
 export const SCENARIOS = [
@@ -87,6 +88,11 @@ export interface BenchOptions {
   capacityHeapOnly?: boolean;
   /** Directory for heap snapshots of the capacity worker's workflow thread at each memory point. */
   capacitySnapshots?: string;
+  /**
+   * Instead of the capacity scenario's parts: one conversation of this many inputs per Session
+   * (one Session unless capacitySessions), heap per cached Session along the way (conversation-scenario.ts).
+   */
+  capacityConversation?: number;
 }
 
 const FULL = {
@@ -201,7 +207,16 @@ export async function runBench(
       log,
     );
   }
-  if (selected.has('capacity')) {
+  if (selected.has('capacity') && options.capacityConversation) {
+    const o = {
+      inputs: options.capacityConversation,
+      sessions: options.capacitySessions ?? 1,
+      namespace: options.namespace,
+      ...(options.capacitySnapshots ? { snapshotDir: options.capacitySnapshots } : {}),
+    };
+    log(`- capacity conversation (${o.sessions} Session(s) × ${o.inputs} inputs on a worker process of their own)`);
+    results.conversation = await conversation(o, log);
+  } else if (selected.has('capacity')) {
     const o = {
       sessions: options.capacitySessions ?? 100,
       saturationWorkflows: options.capacityWorkflows ?? 20,
@@ -281,7 +296,12 @@ async function main(): Promise<void> {
     .option('--capacity-heap-only', 'capacity: only heap, RSS and SQLite per Session (a quick check)')
     .option(
       '--capacity-snapshots <dir>',
-      "capacity: write heap snapshots of the worker's workflow thread here (base, after 2 and after 10 inputs)",
+      "capacity: write heap snapshots of the worker's workflow thread here (base and at each memory point)",
+    )
+    .option(
+      '--capacity-conversation <n>',
+      'capacity: only a conversation of n inputs per Session (--capacity-sessions, default 1), heap per Session after 2, 10, 50, 100, ... inputs',
+      int,
     )
     .option(
       '--capacity-worker-heap-mib <n>',
@@ -343,6 +363,7 @@ async function main(): Promise<void> {
     ...(o.capacityWorkerHeapMib ? { capacityWorkerHeapMib: Number(o.capacityWorkerHeapMib) } : {}),
     ...(o.capacityHeapOnly ? { capacityHeapOnly: true } : {}),
     ...(o.capacitySnapshots ? { capacitySnapshots: resolve(String(o.capacitySnapshots)) } : {}),
+    ...(o.capacityConversation ? { capacityConversation: Number(o.capacityConversation) } : {}),
     ...(o.pricePerMillionActions !== undefined ? { pricePerMillionActions: Number(o.pricePerMillionActions) } : {}),
   };
   const results = await runBench(options);

@@ -8,6 +8,7 @@ import type { PathologicalResult } from './pathological-scenario.js';
 import type { PragmaResult } from './pragma-scenario.js';
 import type { StreamingResult } from './streaming-scenario.js';
 import { mib, type CapacityResult } from './capacity-scenario.js';
+import type { ConversationResult } from './conversation-scenario.js';
 import { MAX_TEXT_CHARS } from '../contract/messages.js';
 import { round } from './stats.js';
 import type { McpRefreshResult, RecallRow } from './recall-scenarios.js';
@@ -30,6 +31,7 @@ export interface BenchResults {
   modelLatency?: ModelLatencyResult;
   streaming?: StreamingResult;
   capacity?: CapacityResult;
+  conversation?: ConversationResult;
 }
 
 type Row = [measure: string, session: string, baseline: string, ratio: string, target: string, met: string];
@@ -422,7 +424,7 @@ export function capacityReport(c: CapacityResult): string {
         f(b.workerCpuMsPerInput, ' ms'),
         '/proc/<pid>/stat',
       ],
-      ['CPU per input: dev server process', f(s.serverCpuMsPerInput, ' ms'), f(b.serverCpuMsPerInput, ' ms'), ''],
+      ['CPU per input: dev server process tree', f(s.serverCpuMsPerInput, ' ms'), f(b.serverCpuMsPerInput, ' ms'), ''],
     );
   }
   const actions = c.actions;
@@ -462,6 +464,28 @@ export function capacityReport(c: CapacityResult): string {
   ].join('\n');
 }
 
+/** The capacity conversation's table: heap per cached Session along one conversation, and what it carries. */
+export function conversationReport(c: ConversationResult): string {
+  const table = new Table({
+    style: { head: [], border: [] },
+    head: ['after inputs', 'heap per Session', 'growth per input since the previous point'],
+    colAligns: ['right', 'right', 'right'],
+  });
+  for (const p of c.points) table.push([p.inputs, `${mib(p.perSessionBytes)} MiB`, `${kb(p.perInputBytes)} KB`]);
+  const lists = c.carried
+    ? Object.entries(c.carried.lists)
+        .filter(([, l]) => l.items > 0)
+        .map(([name, l]) => `${name} ${l.items} (${kb(l.bytes)} KB)`)
+        .join(', ')
+    : 'not read';
+  return [
+    `capacity conversation: ${c.sessions} Session(s) × ${c.inputs} inputs, workflow-thread used heap after a full GC (base ${mib(c.baseBytes)} MiB); load average ${c.loadavg.start.join(' ')} → ${c.loadavg.end.join(' ')}`,
+    table.toString(),
+    `growth per input from the 10th to the ${c.inputs}th: ${kb(c.perInputAfter10Bytes)} KB; latency p50 / p95 ${f(c.latency.p50Ms)} / ${f(c.latency.p95Ms, ' ms')}`,
+    `carried into the next run after ${c.inputs + 1} inputs: ${c.carried ? `${kb(c.carried.bytes)} KB` : '-'}; lists: ${lists}`,
+  ].join('\n');
+}
+
 export function printReport(r: BenchResults): void {
   const table = new Table({
     style: { head: [], border: [] },
@@ -475,4 +499,5 @@ export function printReport(r: BenchResults): void {
   if (r.modelLatency) console.log(modelLatencyReport(r.modelLatency));
   if (r.streaming) console.log(streamingReport(r.streaming));
   if (r.capacity) console.log(capacityReport(r.capacity));
+  if (r.conversation) console.log(conversationReport(r.conversation));
 }

@@ -21,6 +21,7 @@ import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { SessionKind } from '../contract/activity-contract.js';
 import { PolicyEffect, type PolicyDecision } from '../contract/transcript.js';
+import { canonicalHost, hostAddresses, normaliseHost, type HostAddress } from '../contract/url-hosts.js';
 import { analyseArgv, analyseCommandLine, type CommandAnalysis } from './command-line.js';
 import { parseToolArguments } from './tool-arguments.js';
 
@@ -414,41 +415,13 @@ function urlHosts(value: string, bare: boolean): string[] {
   return hosts;
 }
 
-/** A host as compared: lowercase, no trailing dot, no brackets around an IPv6 address. */
-function normaliseHost(host: string): string {
-  return host
-    .toLowerCase()
-    .replace(/\.$/, '')
-    .replace(/^\[(.*)\]$/, '$1');
-}
-
-type Address = ipaddr.IPv4 | ipaddr.IPv6;
-
-/** The address a host names, and an IPv4 address inside an IPv6 one (mapped, compatible, NAT64, 6to4). */
-function addresses(host: string): Address[] {
-  if (!ipaddr.isValid(host)) return [];
-  const parsed = ipaddr.parse(host);
-  const found: Address[] = [parsed];
-  if (parsed.kind() === 'ipv6') {
-    const v6 = parsed as ipaddr.IPv6;
-    const bytes = v6.toByteArray();
-    const range = v6.range();
-    if (v6.isIPv4MappedAddress()) found.push(v6.toIPv4Address());
-    else if (range === '6to4') found.push(new ipaddr.IPv4(bytes.slice(2, 6)));
-    else if (range === 'rfc6052' || range === 'rfc6145' || bytes.slice(0, 12).every((b) => b === 0)) {
-      found.push(new ipaddr.IPv4(bytes.slice(12, 16)));
-    }
-  }
-  return found;
-}
-
 /**
  * A rule's `host` list: name globs, and addresses or CIDR ranges compared as numbers. A rule's
  * address goes through the URL parser too, so it may be written any way a URL could write it.
  */
 class HostMatcher {
   private readonly names: Glob | undefined;
-  private readonly ranges: Array<[Address, number]> = [];
+  private readonly ranges: Array<[HostAddress, number]> = [];
 
   constructor(entries: string[]) {
     const names: string[] = [];
@@ -462,13 +435,13 @@ class HostMatcher {
 
   test(host: string): boolean {
     if (this.names?.test(host)) return true;
-    return addresses(host).some((address) =>
+    return hostAddresses(host).some((address) =>
       this.ranges.some(([base, bits]) => base.kind() === address.kind() && address.match(base, bits)),
     );
   }
 }
 
-function cidr(entry: string): [Address, number] | undefined {
+function cidr(entry: string): [HostAddress, number] | undefined {
   if (!entry.includes('/')) return undefined;
   try {
     return ipaddr.parseCIDR(normaliseHost(entry));
@@ -477,16 +450,11 @@ function cidr(entry: string): [Address, number] | undefined {
   }
 }
 
-function single(entry: string): [Address, number] | undefined {
+function single(entry: string): [HostAddress, number] | undefined {
   if (/[*?]/.test(entry)) return undefined;
-  const host = normaliseHost(entry);
-  let parsed: string;
-  try {
-    parsed = normaliseHost(new URL(`http://${ipaddr.IPv6.isValid(host) ? `[${host}]` : host}/`).hostname);
-  } catch {
-    return undefined;
-  }
-  const [address] = addresses(parsed);
+  const parsed = canonicalHost(entry);
+  if (parsed === null) return undefined;
+  const [address] = hostAddresses(parsed);
   return address ? [address, address.kind() === 'ipv4' ? 32 : 128] : undefined;
 }
 

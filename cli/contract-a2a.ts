@@ -31,7 +31,18 @@ export function a2aSection(table: (head: string[], rows: string[][]) => string):
         'message then resumes the task from the Session’s events, or says again that it waits.',
       '- `CancelTask` sends the `interrupt` command; the task ends `TASK_STATE_CANCELED`.',
       '- `GetTask` and `ListTasks` read the gateway’s in-memory task store: tasks do not outlive the gateway ' +
-        'process (the Session does). Push notifications are not offered.',
+        'process (the Session does).',
+      '- Push notifications (card `pushNotifications: true` unless `HARNESS_A2A_PUSH=off`): ' +
+        '`CreateTaskPushNotificationConfig`, `GetTaskPushNotificationConfig`, `ListTaskPushNotificationConfigs`, ' +
+        '`DeleteTaskPushNotificationConfig` (0.3: `tasks/pushNotificationConfig/set|get|list|delete`) and a ' +
+        '`taskPushNotificationConfig` in a message’s `configuration`. Each update of the task (the events below, ' +
+        'reply pieces included) is POSTed to the webhook as the SDK serialises it for the version the config was ' +
+        'made with (1.0: a `StreamResponse`, `application/a2a+json`; 0.3: the bare event), in order, with the ' +
+        'config’s `token` as `X-A2A-Notification-Token` or its `authentication` as `Authorization`. The URL must ' +
+        'be public `http(s)` without userinfo, every address its host resolves to public, checked again on each ' +
+        'connection; no redirects, 5 s per POST, at most 5 configs per task. A refused config is error -32602 ' +
+        '(`push notification URL refused: <reason>`); with push off the methods answer -32003.',
+      '- `session_create_sub` starts Sessions in this deployment only: a remote A2A agent is not a sub-session target.',
     ].join('\n'),
     'What each Session event does to the input’s task (events of other inputs are not shown):',
     table(

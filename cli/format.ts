@@ -67,7 +67,16 @@ export function configErrors(record: DecisionRecord): string[] {
 }
 
 /** The decision block `send --wait` ends with. */
-export function formatDecision(record: DecisionRecord, view: SessionView | null, input: BoundInput | null): string {
+/**
+ * `send --wait`'s closing block. `replyPrinted`: the reply is on the screen already, whole (streamed,
+ * with any end the stream missed added from the record), so the block names it instead of repeating it.
+ */
+export function formatDecision(
+  record: DecisionRecord,
+  view: SessionView | null,
+  input: BoundInput | null,
+  { replyPrinted = false }: { replyPrinted?: boolean } = {},
+): string {
   const lines = [`decision #${record.seq}: ${record.decision}${record.scores ? ` (${scores(record)})` : ''}`];
   if (record.degraded) lines.push(`  degraded: ${record.degraded}`);
   for (const error of configErrors(record)) lines.push(`  configuration error: ${error}`);
@@ -117,7 +126,8 @@ export function formatDecision(record: DecisionRecord, view: SessionView | null,
     );
   }
   const reply = record.agent?.reply ?? input?.reply;
-  if (reply) lines.push('reply:', ...reply.split('\n').map((l) => `  ${l}`));
+  if (reply && replyPrinted) lines.push('reply: printed above');
+  else if (reply) lines.push('reply:', ...reply.split('\n').map((l) => `  ${l}`));
   return lines.join('\n');
 }
 

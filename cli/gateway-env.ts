@@ -18,11 +18,14 @@ export function gatewayFromEnv(env: NodeJS.ProcessEnv): { url: string; token: st
   };
 }
 
-/** The gateway from the environment when it answers its health check; null otherwise. */
+/** How long the health check may take: a gateway on a loaded machine answers late, not never. */
+const HEALTH_WAIT_MS = 10_000;
+
+/** The gateway from the environment when it answers its health check (within 10 s); null otherwise. */
 export async function reachableGateway(env: NodeJS.ProcessEnv): Promise<{ url: string; token: string | null } | null> {
   const gateway = gatewayFromEnv(env);
   if (!gateway) return null;
-  const ok = await fetch(`${gateway.url}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+  const ok = await fetch(`${gateway.url}/healthz`, { signal: AbortSignal.timeout(HEALTH_WAIT_MS) }).then(
     (r) => r.ok,
     () => false,
   );

@@ -10,7 +10,7 @@ import type { CliIO, CommandContext } from './context.js';
 import { formatDecision, formatDecisionLine, formatEvent, formatInspect, formatList, formatStage } from './format.js';
 import { GatewayEventFeed } from '../client/sse-feed.js';
 import { reachableGateway } from './gateway-env.js';
-import { earlySubscription, followTurn } from './turn-stream.js';
+import { earlySubscription, followTurn, replyBackstop, type TurnEnd } from './turn-stream.js';
 import { collect, duration, nonNegativeInt, positiveInt } from './options.js';
 
 interface SendOptions {
@@ -88,23 +88,25 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
         const onSigint = () => stop.abort();
         process.once('SIGINT', onSigint);
         try {
+          // The agent's text as the stream printed it; null when nothing streams (no gateway, --json).
+          let text: string | null = null;
+          let end: TurnEnd | null = null;
           if (early && !recorded.duplicate) {
             progress?.update({ seq: recorded.seq, status: 'pending', outcome: null });
-            let text = '';
+            text = opts.json ? null : '';
             const show = (piece: string) => {
-              if (opts.json) return;
+              if (text === null) return;
               if (text === '') progress?.done();
               text += piece;
               io.stdout.write(piece);
             };
-            await followTurn(client, sessionId, recorded.seq, {
+            end = await followTurn(client, sessionId, recorded.seq, {
               feed: early,
               timeoutMs: opts.timeout,
               signal: stop.signal,
               onText: show,
               onRestart: (step) => show(`\n[step ${step} was retried; its text again:]\n`),
             });
-            if (text !== '' && !text.endsWith('\n')) io.stdout.write('\n');
           }
           // After the stream said the turn is over (or without a gateway), the update answers at once.
           const decision = await client.waitForDecision(sessionId, recorded.seq, {
@@ -115,8 +117,26 @@ export function addSessionCommands(program: Command, { io, line, withClient }: C
           progress?.done();
           const [view, history] = await Promise.all([client.snapshot(sessionId), client.history(sessionId)]);
           const input = history.find((h) => h.seq === recorded.seq) ?? null;
+          let replyPrinted = false;
+          if (text !== null) {
+            // The stream is best effort: the end of the reply it did not print comes from the record.
+            const reply = end === 'finished' ? (decision?.agent?.reply ?? input?.reply ?? '') : '';
+            const { rest, whole } = replyBackstop(text, reply);
+            if (rest !== '') {
+              const upTo = reply.length - rest.length;
+              const where = upTo === 0 ? 'none of the reply' : `the reply up to character ${upTo}`;
+              io.stderr.write(`harness: the live stream printed ${where}; the rest is from the decision record\n`);
+              // A whole reply starts on its own line; an end goes on where the stream stopped.
+              const apart = rest.length === reply.length && text !== '' && !text.endsWith('\n');
+              const piece = `${apart ? '\n' : ''}${rest}`;
+              io.stdout.write(piece);
+              text += piece;
+            }
+            if (text !== '' && !text.endsWith('\n')) io.stdout.write('\n');
+            replyPrinted = whole;
+          }
           if (opts.json) line(JSON.stringify({ ...recorded, decision, reply: input?.reply ?? null }));
-          else if (decision) line(formatDecision(decision, view, input));
+          else if (decision) line(formatDecision(decision, view, input, { replyPrinted }));
           else line(`decision #${recorded.seq}: no longer kept by the session (older than its decision window)`);
         } finally {
           early?.close();

@@ -94,3 +94,43 @@ export function earlySubscription(feed: EventFeed, sessionId: string): EventFeed
     close: unsubscribe,
   };
 }
+
+/** What `send --wait` prints of the reply after its stream ended, and whether the screen then holds it whole. */
+export interface ReplyBackstop {
+  /** The part of the reply the stream did not print (empty when it printed the reply's end). */
+  rest: string;
+  /** The whole reply is on the screen, in one piece, ending what was printed. */
+  whole: boolean;
+}
+
+/**
+ * The end of the reply that the stream did not print, from the recorded reply: the stream is best
+ * effort, the decision record is not. What was printed may end part way into the reply (the stream
+ * ended first), hold none of it, or hold its end without its start (then nothing is added).
+ */
+export function replyBackstop(printed: string, reply: string): ReplyBackstop {
+  if (reply === '' || printed.endsWith(reply)) return { rest: '', whole: reply !== '' };
+  const shown = overlap(printed.slice(-reply.length), reply);
+  if (shown > 0) return { rest: reply.slice(shown), whole: true };
+  // The stream printed the reply's end but lost its start: nothing to append.
+  const tail = printed.trimEnd();
+  if (tail !== '' && reply.trimEnd().endsWith(tail.slice(-Math.min(tail.length, 200))))
+    return { rest: '', whole: false };
+  return { rest: reply, whole: true };
+}
+
+/** The length of the longest start of `text` that ends `printed` (a KMP failure function). */
+function overlap(printed: string, text: string): number {
+  const fail = new Array<number>(text.length).fill(0);
+  for (let i = 1, k = 0; i < text.length; i++) {
+    while (k > 0 && text[i] !== text[k]) k = fail[k - 1]!;
+    if (text[i] === text[k]) k++;
+    fail[i] = k;
+  }
+  let k = 0;
+  for (let i = 0; i < printed.length; i++) {
+    while (k > 0 && (k === text.length || printed[i] !== text[k])) k = fail[k - 1]!;
+    if (printed[i] === text[k]) k++;
+  }
+  return k;
+}

@@ -6,8 +6,10 @@
  * the log. It yields every durable event exactly once and in order. Without a feed it reads the log
  * every `pollMs`.
  *
- * The one thing shown from a push is an agent delta (best effort text, never in the log), when it
- * follows the last durable event the follower yielded; a feed that has control keys drops deltas
+ * The one thing shown from a push is an agent delta (best effort text, never in the log), right after
+ * the durable event it follows: at once when that is the last one yielded, and when a log read reaches
+ * it for one pushed while that read was on its way (a quick turn's whole log can come in one read, so
+ * its deltas would otherwise arrive behind the position); a feed that has control keys drops deltas
  * without a valid MAC before they get here (PostgresEventFeed). Deltas of a speculative agent step
  * wait for their input's decision (SpeculativeDeltas; a follower that started after it reads it from
  * the log). A feed replays the agent step in progress to a new subscription (`catchUp`, StepDeltas):
@@ -133,6 +135,9 @@ export async function* followEvents(
         yield event;
         last = event.id;
         yield* held.settle(event);
+        // Deltas pushed while this read was on its way follow the event they belong to: shown now,
+        // not dropped later as behind the position (a quick turn's whole log can come in one read).
+        yield* pushedAfter(event.id);
         if (event.kind === 'session.closed') {
           closed = true;
           return;
@@ -141,6 +146,42 @@ export async function* followEvents(
     }
     if (last !== from) missing = null;
     if (upTo !== null && last !== upTo) missing = upTo;
+  }
+  /** Takes the waiting pushed deltas that follow durable event `id` (the follower's position) and shows them. */
+  async function* pushedAfter(id: string): AsyncGenerator<SessionEvent> {
+    if (!pushed.some((item) => deltaBase((item as { id?: unknown } | null)?.id) === id)) return;
+    const taken: unknown[] = [];
+    pushed.splice(
+      0,
+      pushed.length,
+      ...pushed.filter((item) => {
+        const at = deltaBase((item as { id?: unknown } | null)?.id) === id;
+        if (at) taken.push(item);
+        return !at;
+      }),
+    );
+    for (const item of taken) {
+      const parsed = SessionEvent.safeParse(item);
+      if (!parsed.success || parsed.data.kind !== 'agent.delta') stats.malformed++;
+      else yield* show(parsed.data);
+    }
+  }
+  /** A delta that follows the follower's position (or a speculative one): shown once, if at all. */
+  async function* show(delta: Delta): AsyncGenerator<SessionEvent> {
+    // A catch-up replay (a feed's reply so far, a reconnected stream's) of a piece already shown.
+    if (shown.has(delta)) return;
+    shown.add(delta);
+    if (!delta.speculative) {
+      yield delta;
+      return;
+    }
+    // A follower that started after the input's decision (mid-step) reads that decision once.
+    if (!held.knows(delta.seq) && last !== null && compareEventIds(last, `${delta.seq}.0`) >= 0) {
+      const decision = looked.has(delta.seq) ? null : await decisionOf(delta.seq);
+      looked.add(delta.seq);
+      if (decision) yield* held.settle(decision);
+    }
+    yield* held.offer(delta);
   }
   try {
     // Catch up from the durable log: the only source of durable events and of the position.
@@ -180,29 +221,22 @@ export async function* followEvents(
         continue;
       }
       const delta = parsed.data;
-      // A catch-up replay (a feed's reply so far, a reconnected stream's) of a piece already shown.
-      if (shown.has(delta)) continue;
-      if (delta.speculative) {
-        shown.add(delta);
-        // A follower that started after the input's decision (mid-step) reads that decision once.
-        if (!held.knows(delta.seq) && last !== null && compareEventIds(last, `${delta.seq}.0`) >= 0) {
-          const decision = looked.has(delta.seq) ? null : await decisionOf(delta.seq);
-          looked.add(delta.seq);
-          if (decision) yield* held.settle(decision);
-        }
-        yield* held.offer(delta);
+      if (delta.speculative || shown.has(delta)) {
+        yield* show(delta);
         continue;
       }
       // Best effort: shown right after the durable event it follows, never a resume point. One that
-      // follows an event the follower has not read yet waits for the log to show that event.
+      // follows an event the follower has not read yet waits in the queue for the log to show that
+      // event (the read shows it there); one that follows an older event came too late.
       if (last === null || compareEventIds(base, last) > 0) {
+        pushed.unshift(item);
         if (missing === null || compareEventIds(base, missing) < 0) yield* catchUp(base);
-        if (base !== last) stats.ahead++;
+        if (pushed[0] !== item) continue;
+        pushed.shift();
+        stats.ahead++;
+        continue;
       }
-      if (base === last) {
-        shown.add(delta);
-        yield delta;
-      }
+      if (base === last) yield* show(delta);
     }
   } finally {
     unsubscribe?.();

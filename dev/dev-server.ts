@@ -21,6 +21,8 @@ export interface DevServerOptions {
   log: (line: string) => void;
   /** SQLite pragmas for the server's database (`--sqlite-pragma`); default DEFAULT_SQLITE_PRAGMAS. */
   sqlitePragmas?: Record<string, string>;
+  /** Dynamic config values (`--dynamic-config-value key=value`, the value as JSON). */
+  dynamicConfig?: Record<string, unknown>;
 }
 
 /**
@@ -74,6 +76,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ]),
     ...devServerSearchAttributeFlags(),
     ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
+    ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => [
+      '--dynamic-config-value',
+      `${key}=${JSON.stringify(value)}`,
+    ]),
   ];
   // Through its guardian (server-guard.cjs), in their own process group: Ctrl-C reaches only us, and
   // we stop the server after the worker has drained. The guardian's stdin is a pipe from us: when we

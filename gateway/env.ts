@@ -8,7 +8,8 @@
  *   bound address, with the port);
  * - HARNESS_GATEWAY_ORIGINS: comma-separated browser origins allowed besides the gateway's own;
  * - HARNESS_GATEWAY_MAX_STREAMS: open event streams per principal (default 20);
- * - HARNESS_A2A_AGENTS, HARNESS_A2A_PUBLIC_URL: the A2A agents served (a2a/config.ts); HARNESS_A2A=off serves none.
+ * - HARNESS_A2A_AGENTS, HARNESS_A2A_PUBLIC_URL: the A2A agents served (a2a/config.ts); HARNESS_A2A=off serves none;
+ * - HARNESS_A2A_PUSH (off disables), HARNESS_A2A_PUSH_ALLOW_HOSTS: A2A push notifications (a2a/push.ts).
  */
 import { a2aSettingsFromEnv, type CardSkill } from './a2a/config.js';
 import { AuthConfigError, authSettingsFromEnv } from './auth.js';

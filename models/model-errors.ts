@@ -134,6 +134,39 @@ export function configRefusal(status: number, message: string, code?: unknown): 
 }
 
 /**
+ * A fetch for the openai client that lets it read the message of an error body written flat, as
+ * older vLLM releases wrote theirs (`{ object: "error", message, type, param, code }`): the client
+ * reads only `body.error`, so such a refusal came out as "400 status code (no body)" and no fix could
+ * be named. The flat body is moved under `error`; every other response passes untouched.
+ */
+export function readableErrorBodies(
+  fetchImpl: typeof fetch = fetch,
+): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  return async (input, init) => {
+    const response = await fetchImpl(input, init);
+    if (response.ok || !(response.headers.get('content-type') ?? '').includes('json')) return response;
+    const text = await response.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    const flat =
+      typeof body === 'object' &&
+      body !== null &&
+      !('error' in body) &&
+      typeof (body as { message?: unknown }).message === 'string';
+    // The body is read (and decoded) here: its length and encoding headers no longer describe it.
+    const headers = new Headers(response.headers);
+    headers.delete('content-length');
+    headers.delete('content-encoding');
+    const { status, statusText } = response;
+    return new Response(flat ? JSON.stringify({ error: body }) : text, { status, statusText, headers });
+  };
+}
+
+/**
  * The text inside a Markdown code fence that is the whole answer (an optional `json` tag and the
  * spaces around the text removed), or undefined when the answer is not fenced. Written without a
  * regular expression: `^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$` backtracks over every split of a

@@ -5,7 +5,7 @@
 import { FAILURE } from '../contract/failures.js';
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { parseModelJson, toModelFailure } from './model-errors.js';
+import { parseModelJson, readableErrorBodies, toModelFailure } from './model-errors.js';
 import { resolveProfiles, type JsonMode, type ResolvedProfile } from './provider-profiles.js';
 import { agentRequestBody, helperRequest } from './request-shaping.js';
 import {
@@ -155,6 +155,7 @@ export class OpenAIModels implements RoleModels {
       // Local OpenAI-compatible servers (Ollama, vLLM) accept any key; the client insists on one.
       apiKey: config.apiKey ?? 'not-needed',
       maxRetries: 0,
+      fetch: readableErrorBodies(),
     });
   }
 

@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCENARIOS, runBench } from '../bench/main.js';
 import type { BenchResults } from '../bench/report.js';
-import { capacityReport, modelLatencyReport, reportRows, streamingReport } from '../bench/report.js';
+import {
+  capacityReport,
+  conversationReport,
+  modelLatencyReport,
+  reportRows,
+  streamingReport,
+} from '../bench/report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -164,10 +170,32 @@ describe('npm run bench', () => {
           workerCpuMsPerInput: expect.any(Number) as number,
           serverCpuMsPerInput: expect.any(Number) as number,
         });
+        // Read over the server's process tree (its pid is the guardian's): the server works for every input.
+        expect(c?.saturation?.[flavor].serverCpuMsPerInput).toBeGreaterThan(0);
       }
       expect(c?.replay?.samples).toBe(3);
       expect(c?.defaultCache?.line).toMatch(/^sticky cache: \d+ Sessions/);
       expect(capacityReport(c!)).toContain('replay cost');
+    },
+  );
+
+  it(
+    'capacity conversation: heap per cached Session along a 12-input conversation, and the state it carries',
+    { timeout: 240_000 },
+    async () => {
+      const out = join(dir, 'conversation.json');
+      await runBench({ ...tiny, scenarios: ['capacity'], out, capacityConversation: 12 }, () => {});
+      const c = (JSON.parse(readFileSync(out, 'utf8')) as BenchResults).conversation;
+      expect(c).toMatchObject({ inputs: 12, sessions: 1 });
+      expect(c?.points.map((p) => p.inputs)).toEqual([2, 10, 12]);
+      // A Session takes heap, more after 12 inputs than after 2 (its decision records alone grow).
+      expect(c?.points[0]?.perSessionBytes).toBeGreaterThan(0);
+      expect(c?.points[2]?.heapBytes).toBeGreaterThan(c?.points[0]?.heapBytes ?? Infinity);
+      // The 13th input made it continue-as-new, carrying one decision record and one bound id per input.
+      expect(c?.carried?.lists['decisions']?.items).toBe(13);
+      expect(c?.carried?.lists['recent']?.items).toBe(13);
+      expect(c?.carried?.bytes).toBeGreaterThan(0);
+      expect(conversationReport(c!)).toContain('carried into the next run after 13 inputs');
     },
   );
 });

@@ -149,15 +149,29 @@ describe('provider emulators refuse the requests the harness sent before provide
     const plain = await start(() => startVllm({ toolCalling: false }));
     const tools = await post(plain, OLD_AGENT);
     expect(tools.status).toBe(400);
-    expect(tools.body).toMatchObject({ object: 'error', type: 'BadRequestError', code: 400 });
-    expect(String(tools.body['message'])).toContain('--enable-auto-tool-choice');
+    expect(tools.body).toMatchObject({
+      error: { type: 'BadRequestError', code: 400, message: expect.stringContaining('--enable-auto-tool-choice') },
+    });
     const vllm = await start(EMULATORS['vllm']!);
     const twoUsers = await post(vllm, {
       ...OLD_AGENT,
       messages: [...OLD_AGENT.messages, { role: 'user', content: 'Recalled memory: use A4 paper.' }],
     });
     expect(twoUsers.status).toBe(400);
-    expect(String(twoUsers.body['message'])).toContain('Conversation roles must alternate');
+    expect(twoUsers.body).toMatchObject({
+      error: { message: expect.stringContaining('Conversation roles must alternate') },
+    });
+  });
+
+  it('vllm: the agent step refused for the tool flags is a configuration error that names them, in either error body', async () => {
+    for (const legacyErrorBody of [false, true]) {
+      const plain = await start(() => startVllm({ toolCalling: false, legacyErrorBody }));
+      const models = harnessModels(plain, 'vllm');
+      await expect(models.agentStep(agentPrompt(), { timeoutMs: 10_000 })).rejects.toMatchObject({
+        type: 'ModelConfigError',
+        message: expect.stringMatching(/tool choice requires --enable-auto-tool-choice.*; fix: start vLLM with/),
+      });
+    }
   });
 
   it('ollama: calls streamed without index are lost by the client stream the agent step used', async () => {

@@ -18,7 +18,9 @@ import { writeFileSync } from 'node:fs';
  * capacity --capacity-heap-only`): 0.24-0.35 MiB after a Session's first 10 inputs and 2.5-7 KB more per
  * input (30 and 10 Sessions) until it continues as new, by default after 500 inputs: at most
  * 0.35 + 500 x 7 KB = 3.8 MiB at the end of a run. 4 MiB covers that; HEAP_FRACTION below keeps V8's
- * room to collect on top. (Before: 6, when a Session took 2.5 MiB and ~12 KB per input.)
+ * room to collect on top. (Before: 6, when a Session took 2.5 MiB and ~12 KB per input.) Since call
+ * scopes settle with their call (2026-12-06, `--capacity-conversation 300`): 0.83 MiB after 300
+ * inputs, 0.8 KB more per input past the 200th, so 4 MiB now leaves more headroom than it needs.
  */
 export const SESSION_HEAP_MIB = 4;
 

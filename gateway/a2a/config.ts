@@ -4,11 +4,15 @@
  * kind starts with, and the catalog skills it advertises. `HARNESS_A2A_AGENTS` names a JSON file of
  * them; without it the gateway serves one agent, `session`. The cards list the catalog's skills that
  * the gateway is given (`npm start` reads them from the worker's catalog folder; the gateway layer
- * does not read catalogs itself).
+ * does not read catalogs itself). Push notifications (push.ts) are on unless `HARNESS_A2A_PUSH=off`;
+ * `HARNESS_A2A_PUSH_ALLOW_HOSTS` (comma-separated names or addresses) lets those webhook hosts through
+ * the public-address guard.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { canonicalHost } from '../../contract/url-hosts.js';
 import { AuthConfigError } from '../auth.js';
+import type { PushSettings } from './push.js';
 
 /** One A2A agent: a kind of Session. */
 export const A2aAgentConfig = z
@@ -45,6 +49,8 @@ export interface A2aSettings {
   skills: CardSkill[];
   /** The URL clients reach the gateway at, for the cards (default: the address it listens on). */
   publicUrl?: string;
+  /** Push notifications (default: on, no host let through the guard). */
+  push?: PushSettings;
 }
 
 /** The agent served when no file is given. */
@@ -55,7 +61,10 @@ export const DEFAULT_AGENT: A2aAgentConfig = {
     'A durable agent Session: each message is a task input, judged against the Session goals, answered by an agent that recalls skills and tools from the catalog and waits for approval where policy says so.',
 };
 
-/** HARNESS_A2A_AGENTS (a JSON file) and HARNESS_A2A_PUBLIC_URL; `skills` come from the caller. */
+/**
+ * HARNESS_A2A_AGENTS (a JSON file), HARNESS_A2A_PUBLIC_URL, HARNESS_A2A_PUSH and
+ * HARNESS_A2A_PUSH_ALLOW_HOSTS; `skills` come from the caller.
+ */
 export function a2aSettingsFromEnv(env: NodeJS.ProcessEnv, skills: CardSkill[] = []): A2aSettings {
   const file = env.HARNESS_A2A_AGENTS?.trim();
   let agents = [DEFAULT_AGENT];
@@ -77,6 +86,23 @@ export function a2aSettingsFromEnv(env: NodeJS.ProcessEnv, skills: CardSkill[] =
   return {
     agents,
     skills,
+    push: pushSettingsFromEnv(env),
     ...(publicUrl ? { publicUrl: publicUrl.replace(/\/+$/, '') } : {}),
   };
+}
+
+function pushSettingsFromEnv(env: NodeJS.ProcessEnv): PushSettings {
+  const switched = env.HARNESS_A2A_PUSH?.trim().toLowerCase() || 'on';
+  if (switched !== 'on' && switched !== 'off') {
+    throw new AuthConfigError(`HARNESS_A2A_PUSH must be "on" or "off" (got ${JSON.stringify(env.HARNESS_A2A_PUSH)})`);
+  }
+  const allowHosts = (env.HARNESS_A2A_PUSH_ALLOW_HOSTS ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
+  const bad = allowHosts.find((h) => canonicalHost(h) === null);
+  if (bad !== undefined) {
+    throw new AuthConfigError(`HARNESS_A2A_PUSH_ALLOW_HOSTS: ${JSON.stringify(bad)} is not a host name or address`);
+  }
+  return { enabled: switched === 'on', allowHosts };
 }

@@ -11,9 +11,10 @@
  *   through the SDK's LegacyJsonRpcTransportHandler when `A2A-Version` is 0.3 or absent), behind the same guards and authentication as every other route,
  *   with the `send` permission; the call runs as the authenticated principal.
  *
- * Push notifications are not offered (the card says `pushNotifications: false`): the SDK's server
- * supports them, but a server that POSTs to any URL a caller names needs an egress policy this
- * gateway does not have yet.
+ * Push notifications (`CreateTaskPushNotificationConfig`, a config in `SendMessage`'s configuration,
+ * and their 0.3 names) go through push.ts's guard: a webhook must be a public http(s) host, checked
+ * again as each notification connects. `push.enabled: false` (HARNESS_A2A_PUSH=off) turns them off and
+ * the card says `pushNotifications: false`.
  */
 import {
   A2A_PROTOCOL_VERSION,
@@ -36,6 +37,7 @@ import type { SessionClient } from '../../client/index.js';
 import type { EventFeed } from '../../contract/events.js';
 import type { A2aAgentConfig, A2aSettings } from './config.js';
 import { PrincipalUser, SessionAgentExecutor } from './executor.js';
+import { GuardedPushSender, GuardedPushStore, WebhookGuard } from './push.js';
 
 export interface A2aRouteOptions {
   client: SessionClient;
@@ -73,7 +75,12 @@ export function agentCard(
       ],
       ['JSONRPC'],
     ),
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: {
+      streaming: true,
+      pushNotifications: settings.push?.enabled ?? true,
+      extensions: [],
+      extendedAgentCard: false,
+    },
     securitySchemes: auth.bearer
       ? {
           bearer: {
@@ -111,6 +118,7 @@ export function agentCard(
 /** Adds the A2A routes to the gateway (before it listens). */
 export function registerA2a(app: FastifyInstance, options: A2aRouteOptions): void {
   const { settings } = options;
+  const guard = new WebhookGuard({ allowHosts: settings.push?.allowHosts ?? [] });
   const handlers = new Map<
     string,
     { handler: DefaultRequestHandler; transport: JsonRpcTransportHandler; legacy: LegacyJsonRpcTransportHandler }
@@ -126,7 +134,15 @@ export function registerA2a(app: FastifyInstance, options: A2aRouteOptions): voi
         agent,
         ...(options.feed ? { feed: options.feed } : {}),
       });
-      const handler = new DefaultRequestHandler(agentCard(agent, options), new InMemoryTaskStore(), executor);
+      const pushStore = new GuardedPushStore(guard);
+      const handler = new DefaultRequestHandler(
+        agentCard(agent, options),
+        new InMemoryTaskStore(),
+        executor,
+        undefined,
+        pushStore,
+        new GuardedPushSender(pushStore, guard, options.log),
+      );
       entry = {
         handler,
         transport: new JsonRpcTransportHandler(handler),

@@ -198,6 +198,35 @@ describe('followEvents and speculative deltas', () => {
     expect(seen).toEqual(['input.bound', 'decision', 'delta:real', 'turn.finished']);
   });
 
+  it('shows the deltas pushed during its first log read when that read already holds the end of the turn', async () => {
+    const log = new Log();
+    const feed = new InProcessEventFeed();
+    const seen: string[] = [];
+    const stop = new AbortController();
+    // The first read is slow (a new Session's log, a loaded server): the whole turn happens meanwhile.
+    let reads = 0;
+    const slowRead = async (after: string | undefined) => {
+      if (reads++ === 0) await sleep(50);
+      return log.read(after);
+    };
+    const reading = (async () => {
+      for await (const event of followEvents('s', slowRead, { feed, signal: stop.signal })) {
+        seen.push(event.kind === 'agent.delta' ? `delta:${event.text}` : event.kind);
+        if (event.kind === 'turn.finished') break;
+      }
+    })();
+    await sleep(10);
+    durable(log, feed, 1, 0, bound);
+    durable(log, feed, 1, 1, decision('initialize'));
+    feed.publish('s', delta('1.1', 0, 'Hel', false));
+    feed.publish('s', delta('1.1', 1, 'lo', false));
+    durable(log, feed, 1, 2, finished);
+    await Promise.race([reading, sleep(2_000)]);
+    stop.abort();
+    expect(reads).toBe(1);
+    expect(seen).toEqual(['input.bound', 'decision', 'delta:Hel', 'delta:lo', 'turn.finished']);
+  });
+
   it('reads the decision a follower started after from the log, so a speculative step it joined shows', async () => {
     const log = new Log();
     const feed = new InProcessEventFeed();

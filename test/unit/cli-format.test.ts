@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatDecision, formatInspect, formatTree } from '../../cli/format.js';
+import { replyBackstop } from '../../cli/turn-stream.js';
 import { ChildSession, DecisionRecord } from '../../contract/state.js';
 import { initialState } from '../../workflows/run/state.js';
 import { buildView, renderDetails } from '../../workflows/view/view.js';
@@ -10,6 +11,23 @@ function view(parent?: string, children: ChildDraft[] = []) {
   const state = initialState({ sessionId: 'research', ...(parent ? { parentSessionId: parent } : {}) });
   state.children = children.map((c, i) => ChildSession.parse({ createdAtSeq: i + 1, lastRoutedSeq: i + 1, ...c }));
   return buildView(state, 'Idle');
+}
+
+/** A decision record: what a test names, and nothing decided or changed besides. */
+function decisionRecord(fields: Record<string, unknown>): DecisionRecord {
+  return DecisionRecord.parse({
+    messageId: `m-${String(fields.seq)}`,
+    decision: 'continue',
+    scores: null,
+    bands: null,
+    degraded: null,
+    diff: null,
+    dropped: [],
+    fallbacks: [],
+    stages: [],
+    agent: null,
+    ...fields,
+  });
 }
 
 describe('the session tree in `harness inspect`', () => {
@@ -84,17 +102,8 @@ describe('artifacts in `harness inspect` and the Web UI details', () => {
 
 describe('a decision in `harness inspect`', () => {
   it('names the approval-policy rule that decided a tool call', () => {
-    const record = DecisionRecord.parse({
+    const record = decisionRecord({
       seq: 2,
-      messageId: 'm-2',
-      decision: 'continue',
-      scores: null,
-      bands: null,
-      degraded: null,
-      diff: null,
-      dropped: [],
-      fallbacks: [],
-      stages: [],
       agent: {
         outcome: 'replied',
         reason: null,
@@ -154,18 +163,11 @@ describe('configuration errors in `harness inspect`', () => {
   it('lists a refused parameter apart from ordinary degraded inputs, once, with the fix', () => {
     const refusal =
       "ModelConfigError: relevance model answered HTTP 400: Unsupported parameter: 'max_tokens' is not supported with this model.; fix: set HARNESS_PROVIDER=openai-reasoning [NON_RETRYABLE_FAILURE]";
-    const record = DecisionRecord.parse({
+    const record = decisionRecord({
       seq: 3,
-      messageId: 'm-3',
       decision: 'degraded',
-      scores: null,
-      bands: null,
       degraded: refusal,
-      diff: null,
-      dropped: [],
-      fallbacks: [],
       stages: [{ stage: 'relevance', startedAt: 0, endedAt: 1, outcome: `fallback: ${refusal}` }],
-      agent: null,
     });
     const plain = DecisionRecord.parse({
       ...record,
@@ -181,5 +183,40 @@ describe('configuration errors in `harness inspect`', () => {
     expect(inspect).toContain('#3: relevance model answered HTTP 400');
     expect(inspect).not.toContain('#4: ');
     expect(formatInspect(view(), [plain])).not.toContain('Configuration errors');
+  });
+});
+
+describe('`send --wait` when the live stream missed part of the reply', () => {
+  const reply = 'Here is the outline.\nIt has three parts.';
+
+  it('adds the end the stream did not print, or the whole reply when it printed none of it', () => {
+    expect(replyBackstop(reply, reply)).toEqual({ rest: '', whole: true });
+    expect(replyBackstop(`Checking the files.${reply}`, reply)).toEqual({ rest: '', whole: true });
+    expect(replyBackstop('Here is the out', reply)).toEqual({ rest: 'line.\nIt has three parts.', whole: true });
+    expect(replyBackstop('Reading.\nHere is the outline.\nIt', reply)).toEqual({
+      rest: ' has three parts.',
+      whole: true,
+    });
+    expect(replyBackstop('', reply)).toEqual({ rest: reply, whole: true });
+    expect(replyBackstop('Another step said this.', reply)).toEqual({ rest: reply, whole: true });
+    // Repeats inside the reply: the longest start that ends the printed text.
+    expect(replyBackstop('abab', 'ababab!')).toEqual({ rest: 'ab!', whole: true });
+  });
+
+  it('adds nothing when the stream printed the end but lost the start, and then the reply is not whole', () => {
+    expect(replyBackstop('outline.\nIt has three parts.', reply)).toEqual({ rest: '', whole: false });
+    expect(replyBackstop('anything', '')).toEqual({ rest: '', whole: false });
+  });
+
+  it('names the reply printed above instead of repeating it', () => {
+    const record = decisionRecord({
+      seq: 1,
+      decision: 'initialize',
+      agent: { outcome: 'replied', reason: null, startedAt: 0, endedAt: 1, steps: 1, toolCalls: [], reply },
+    });
+    expect(formatDecision(record, null, null)).toContain('reply:\n  Here is the outline.\n  It has three parts.');
+    const printed = formatDecision(record, null, null, { replyPrinted: true });
+    expect(printed).toContain('reply: printed above');
+    expect(printed).not.toContain('three parts');
   });
 });

@@ -15,12 +15,13 @@ const BLOCKS: Array<{ heading: string; first: string; coverage: Coverage }> = [
   {
     heading: 'Quick start',
     first: 'npm install',
-    coverage: { notRun: 'installs dependencies and starts the dev stack on the default ports; CI has installed them' },
+    // Its `npm start` runs; its `npm install` is what CI did before the suite.
+    coverage: { runBy: 'test/readme-demo.test.ts' },
   },
   {
     heading: 'Quick start',
     first: 'npm run -s harness -- send demo "Research ComfyUI',
-    coverage: { notRun: 'not yet run as written; the local-provider Session it drives is covered by test/cli.test.ts' },
+    coverage: { runBy: 'test/readme-demo.test.ts' },
   },
   {
     heading: 'See the agent act: a tool call that waits for approval',
@@ -29,7 +30,7 @@ const BLOCKS: Array<{ heading: string; first: string; coverage: Coverage }> = [
   },
   {
     heading: 'See the agent act: a tool call that waits for approval',
-    first: 'npm run -s harness -- send demo "Convert the Markdown guide',
+    first: 'npm run -s harness -- send convert "Convert the Markdown guide',
     coverage: { runBy: 'test/readme-demo.test.ts' },
   },
   {
@@ -40,10 +41,7 @@ const BLOCKS: Array<{ heading: string; first: string; coverage: Coverage }> = [
   {
     heading: 'A chat front end on a Session (AG-UI)',
     first: "printf '# To do",
-    coverage: {
-      notRun:
-        'not yet run by the demo test; the AG-UI path it drives (HttpAgent, interrupt, resume) is tested by test/ag-ui.test.ts',
-    },
+    coverage: { runBy: 'test/readme-demo.test.ts' },
   },
   {
     heading: 'Live events: the event stream, the gateway and the approval inbox',

@@ -147,19 +147,17 @@ export function makeSpeculation(
       const answer = scope.run(() => activities.agentStepAhead(ahead));
       const p: Pending = { record, sent: JSON.stringify(request), scope, answer, settled: null };
       // Handled here, so a failure is never an unhandled rejection (which fails the workflow task).
-      // Once the step has answered, its scope is cancelled: that schedules nothing (the activity is
-      // no longer pending), but it settles the scope, which lets go of what the activity's
-      // cancellation listener holds (the request); the scope itself stays listed under its parent's.
+      // Once the step has answered, its scope is released: settling it schedules nothing (the
+      // activity is no longer pending), and lets go of what the activity's cancellation listener
+      // holds (the request) (run/call-scopes.ts).
       answer.then(
         (a) => {
           p.settled = { usage: a.usage };
-          scope.cancel();
-          scopes.release();
+          scopes.release(scope);
         },
         () => {
           p.settled = { usage: undefined };
-          scope.cancel();
-          scopes.release();
+          scopes.release(scope);
         },
       );
       pending = p;

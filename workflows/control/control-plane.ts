@@ -224,7 +224,7 @@ export class ControlPlane {
       return await scope.run(fn);
     } finally {
       if (this.running === scope) this.running = null;
-      this.scopes.release();
+      this.scopes.release(scope);
     }
   }
 

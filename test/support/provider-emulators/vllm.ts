@@ -30,8 +30,19 @@ const rolesAlternate: Rule = (req) => {
     : { status: 400, message: 'Conversation roles must alternate user/assistant/user/assistant/...' };
 };
 
-/** vLLM's error body (its ErrorResponse): `{ object: "error", message, type, param, code }`. */
+/**
+ * vLLM's error body today (`ErrorResponse { error: ErrorInfo }` in vllm/entrypoints/openai/protocol.py:
+ * `{ error: { message, type, param, code } }`, `code` the HTTP status as a number).
+ */
 function vllmErrorBody(refusal: Refusal): unknown {
+  return { error: { message: refusal.message, type: 'BadRequestError', param: null, code: refusal.status } };
+}
+
+/**
+ * The body older vLLM releases answered with (their ErrorResponse was flat:
+ * `{ object: "error", message, type, param, code }`), which the openai client cannot read a message from.
+ */
+function legacyVllmErrorBody(refusal: Refusal): unknown {
   return { object: 'error', message: refusal.message, type: 'BadRequestError', param: null, code: refusal.status };
 }
 
@@ -40,6 +51,8 @@ export interface VllmOptions {
   toolCalling?: boolean;
   /** The model's chat template demands alternating roles (Mistral, Gemma; default true). */
   alternatingTemplate?: boolean;
+  /** Answer errors in the flat body of older vLLM releases (default false). */
+  legacyErrorBody?: boolean;
 }
 
 /** vLLM (profile `vllm`). */
@@ -47,5 +60,9 @@ export function startVllm(options: VllmOptions = {}): Promise<Emulator> {
   const rules: Rule[] = [];
   if (options.toolCalling === false) rules.push(autoToolChoiceNeedsFlags);
   if (options.alternatingTemplate !== false) rules.push(rolesAlternate);
-  return startEmulator({ provider: 'vllm', rules, errorBody: vllmErrorBody });
+  return startEmulator({
+    provider: 'vllm',
+    rules,
+    errorBody: options.legacyErrorBody ? legacyVllmErrorBody : vllmErrorBody,
+  });
 }
