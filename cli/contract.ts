@@ -218,7 +218,12 @@ function markdown(): string {
           'An input that was out of scope and handed to a sub-session (`record.route.via` `new-sub` or ' +
             '`existing-sub`) stays `pending` until the sub-session’s reply comes back (`record.route.reply`, and ' +
             'the reply text in the `history` entry’s `reply`), or until `settings.subSessionReplyWaitMs` after ' +
-            'the hand-over; then it is `done`, with `route.reply` null if no reply came.',
+            'the hand-over; then it is `done`, with `route.reply` null if no reply came. An input whose agent ' +
+            'delegated with `session_create_sub` in `collaborate` mode (the default; `record.delegations[]`) ' +
+            'stays `pending` until the sub-session’s reply has come and the follow-up turn it runs has ended ' +
+            '(`record.agent.reply` is then the follow-up’s answer, `record.agent.earlierReply` the one it ' +
+            'replaced), at most `settings.subSessionReplyWaitMs` after the hand-over and only while no newer ' +
+            'input has been bound; a follow-up waiting for an approval or a tool result is `waiting`.',
         );
       }
       if (spec.name === 'subSessionReply') {
@@ -229,7 +234,9 @@ function markdown(): string {
             'returns `duplicate: true` and changes nothing. It bypasses relevance and is never a task input: ' +
             'the parent records it in the routed input’s decision record (`route.reply`) and `history` entry ' +
             '(`reply`), in `snapshot.children` (`status`, `awaiting`, `lastReply`), as a control event, and in ' +
-            'the transcript its agent sees next.',
+            'the transcript its agent sees next. A reply to a `collaborate` delegation (`record.delegations[]`) ' +
+            'also runs a follow-up turn of the parent’s agent for that input, unless the parent has bound a ' +
+            'newer input meanwhile (the delegation’s `status` is then `moved-on`, with a `note`).',
         );
       }
       p(

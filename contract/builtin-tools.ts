@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { ResourceRef } from './messages.js';
+import { DelegationMode } from './state.js';
 
 /**
  * The built-ins with which the agent finds and changes its own capabilities mid-phase: a search over
@@ -27,6 +28,9 @@ export const CreateSubArgs = z
   .object({
     text: z.string().min(1).describe('The request, verbatim.'),
     resources: z.array(ResourceRef).default([]).describe('Resource references that came with the request.'),
+    mode: DelegationMode.default('collaborate').describe(
+      'collaborate (default): the sub-session answers back and you continue this request with its answer; notify: its answer is only recorded.',
+    ),
   })
   .strict();
 export type CreateSubArgs = z.infer<typeof CreateSubArgs>;

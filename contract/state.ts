@@ -165,6 +165,11 @@ export const AgentOutcome = z.object({
   reply: z.string().nullable().default(null),
   steps: z.number().int().nonnegative().default(0),
   toolCalls: z.array(AgentToolCall).default([]),
+  /**
+   * The reply a follow-up turn replaced (workflows/children/collaboration.ts): what the agent said
+   * before a collaborating sub-session's reply came back. Absent when no follow-up ran.
+   */
+  earlierReply: z.string().nullable().optional(),
 });
 export type AgentOutcome = z.infer<typeof AgentOutcome>;
 
@@ -179,6 +184,34 @@ export const SubSessionAnswer = z.object({
   at: z.number(),
 });
 export type SubSessionAnswer = z.infer<typeof SubSessionAnswer>;
+
+/**
+ * How a delegation's answer is used: `collaborate` (the default for `session_create_sub`) runs a
+ * follow-up turn of the parent's agent with the reply in context; `notify` (routed out-of-scope
+ * inputs) only records it.
+ */
+export const DelegationMode = z.enum(['collaborate', 'notify']);
+export type DelegationMode = z.infer<typeof DelegationMode>;
+
+/** One `session_create_sub` call of an input's turns, and what became of its answer. */
+export const Delegation = z.object({
+  callId: z.string(),
+  sessionId: z.string(),
+  /** The sub-session's input seq it was handed, when it said. */
+  childSeq: z.number().int().nullable(),
+  mode: DelegationMode,
+  /** Workflow time of the hand-over; the `result` update's wait for the answer counts from it. */
+  at: z.number(),
+  /**
+   * `waiting` for the answer; `answered`: in, follow-up turn to run; `followed-up`: a follow-up turn
+   * acted on it; `recorded`: in (notify); `moved-on`: it came after a newer input was bound, recorded only.
+   */
+  status: z.enum(['waiting', 'answered', 'followed-up', 'recorded', 'moved-on']),
+  reply: SubSessionAnswer.nullable(),
+  /** Why an answer was recorded and not acted on; null otherwise. */
+  note: z.string().nullable(),
+});
+export type Delegation = z.infer<typeof Delegation>;
 
 export const DecisionRecord = z.object({
   seq: z.number().int(),
@@ -213,6 +246,13 @@ export const DecisionRecord = z.object({
    * Absent when the input had no speculative step.
    */
   speculation: z.object({ outcome: z.enum(['adopted', 'discarded']), reason: z.string().nullable() }).optional(),
+  /** The input's `session_create_sub` calls and their answers (absent when it delegated nothing). */
+  delegations: z.array(Delegation).optional(),
+  /**
+   * A sub-session's answer to its parent for this input is held until its own collaborating
+   * delegations are acted on (or it moves on); true while held. Absent otherwise.
+   */
+  answerHeld: z.boolean().optional(),
 });
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 
@@ -323,6 +363,11 @@ export const ActiveTurn = z.object({
    * `capabilities_load` may add (absent until the first search).
    */
   found: z.object({ skills: z.array(Cap), toolsets: z.array(Cap), memories: z.array(Cap) }).optional(),
+  /**
+   * A follow-up turn of an input whose turn has ended, run because a collaborating sub-session
+   * answered: its record replaces the input's record in `decisions` when it ends. Absent otherwise.
+   */
+  followUp: z.boolean().optional(),
 });
 export type ActiveTurn = z.infer<typeof ActiveTurn>;
 

@@ -9,7 +9,7 @@ import { SessionClient } from '../client/index.js';
 import type { DecisionRecord } from '../contract/state.js';
 import { MODEL, decided, send, startSession, waitFor } from './support/harness.js';
 import type { RecordedRequest, Reply } from './support/model-server.js';
-import { useScriptedWorker } from './support/scripted-roles.js';
+import { agentSessionOf as sessionOf, useScriptedWorker } from './support/scripted-roles.js';
 
 const f = useScriptedWorker();
 
@@ -25,11 +25,6 @@ const NOTE: Record<string, string> = {
   [CHANGELOG]: 'Translation job: one bullet per release.',
   [TWICE]: 'Part of a split job.',
 };
-
-/** The Session a request is for, from the system message the worker writes. */
-function sessionOf(req: RecordedRequest): string {
-  return /business agent of Session (\S+)\./.exec(req.messages[0]?.content ?? '')?.[1] ?? '';
-}
 
 /**
  * The honest agent: everything it says comes from its request. A sub-session answers the newest

@@ -49,7 +49,7 @@ import {
 import { LocalModels } from '../models/local-models.js';
 import { ScriptedModelServer, faults, type RecordedRequest, type Reply } from './support/model-server.js';
 import { connectedCatalog, fixtureMcpEntry } from './support/mcp-fixture.js';
-import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
+import { agentSessionOf, scriptRoles, type RoleScript } from './support/scripted-roles.js';
 
 import { SessionClient } from '../client/session-client.js';
 
@@ -63,17 +63,24 @@ let mcp: McpCatalog;
 let catalog: IndexedCatalog;
 let w: TestWorker;
 
-/** The agent's answers per input text, one per model step (the last repeats); by default it replies. */
+/**
+ * The agent's answers per input text, one per model step (the last repeats); by default it replies.
+ * A sub-session handed the same text verbatim looks for `sub:<text>` first (`sub:sub:<text>` one level
+ * deeper), so a parent and its sub-sessions can be scripted apart.
+ */
 const agentSteps = new Map<string, Reply[]>();
 const agentStepsServed = new Map<string, number>();
 
 function agent(req: RecordedRequest): Reply {
   const user = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   const text = user.split('\n[resource]')[0] ?? user;
-  const steps = agentSteps.get(text);
+  const session = agentSessionOf(req);
+  const key = `${'sub:'.repeat(session.split('.sub-').length - 1)}${text}`;
+  const steps = agentSteps.get(key) ?? agentSteps.get(text);
   if (!steps) return { content: `Working on: ${text}` };
-  const i = agentStepsServed.get(text) ?? 0;
-  agentStepsServed.set(text, i + 1);
+  const served = agentSteps.has(key) ? key : text;
+  const i = agentStepsServed.get(served) ?? 0;
+  agentStepsServed.set(served, i + 1);
   return steps[Math.min(i, steps.length - 1)]!;
 }
 
@@ -762,6 +769,55 @@ describe.runIf(enabled)('record replay histories', () => {
     await record('answers-parent', parent);
     await record('answers-routed-child', w.client.workflow.getHandle(workflowIdFor(routedChild!.sessionId)));
     await record('answers-delegated-child', w.client.workflow.getHandle(workflowIdFor(delegatedChild!.sessionId)));
+  });
+
+  it('collaborating-subsessions: a collaborating delegation whose reply runs a follow-up turn, then a notify one that is only recorded', async () => {
+    for (const scenario of ['collaborating-subsessions', 'collaborating-subsessions-child']) forget(scenario);
+    const handle = await sessionWith('Prepare the ComfyUI workshop', []);
+    const ask = 'Ask a specialist which port ComfyUI listens on';
+    const tell = 'Tell a specialist the workshop is on Friday';
+    script.selection.set(ask, { skills: [], toolsets: [] });
+    script.selection.set(tell, { skills: [], toolsets: [] });
+    agentSteps.set(`sub:${ask}`, [{ content: 'ComfyUI listens on port 8188.' }]);
+    agentSteps.set(`sub:${tell}`, [{ content: 'Noted: Friday.' }]);
+    // The result update waits for the follow-up turn, whose reply quotes the sub-session's.
+    const asked = await turn(handle, 2, ask, [
+      { toolCalls: [{ id: 'call_1', name: 'session_create_sub', arguments: { text: 'Which port?' } }] },
+      { content: 'Asked a specialist.' },
+    ]);
+    expect(asked.record?.agent).toMatchObject({ earlierReply: 'Asked a specialist.' });
+    expect(asked.record?.agent?.reply).toContain('ComfyUI listens on port 8188.');
+    expect(asked.record?.delegations?.[0]).toMatchObject({ mode: 'collaborate', status: 'followed-up' });
+    const told = await turn(handle, 3, tell, [
+      { toolCalls: [{ id: 'call_1', name: 'session_create_sub', arguments: { text: 'Friday', mode: 'notify' } }] },
+      { content: 'Told a specialist.' },
+    ]);
+    expect(told.record?.agent?.reply).toBe('Told a specialist.');
+    const view = await idle(handle, (s) => s.children.length === 2 && s.children.every((c) => c.lastReply !== null));
+    await idle(w.client.workflow.getHandle(workflowIdFor(view.children[0]!.sessionId)));
+    await record('collaborating-subsessions', handle);
+    await record(
+      'collaborating-subsessions-child',
+      w.client.workflow.getHandle(workflowIdFor(view.children[0]!.sessionId)),
+    );
+  });
+
+  it('collaborating-nested: a sub-session that delegates in turn holds its answer until its own follow-up', async () => {
+    for (const scenario of ['collaborating-nested', 'collaborating-nested-child']) forget(scenario);
+    const handle = await sessionWith('Plan the GPU purchase', []);
+    const ask = 'Ask the team which GPU ComfyUI needs';
+    script.selection.set(ask, { skills: [], toolsets: [] });
+    const delegate = { toolCalls: [{ id: 'call_1', name: 'session_create_sub', arguments: { text: 'Which GPU?' } }] };
+    agentSteps.set(`sub:${ask}`, [delegate, { content: 'Asked a deeper specialist.' }]);
+    agentSteps.set(`sub:sub:${ask}`, [{ content: 'At least 8 GB of VRAM.' }]);
+    const asked = await turn(handle, 2, ask, [delegate, { content: 'Asked the team.' }]);
+    expect(asked.record?.agent?.reply).toContain('At least 8 GB of VRAM.');
+    const middleId = asked.record!.delegations![0]!.sessionId;
+    const middle = w.client.workflow.getHandle(workflowIdFor(middleId));
+    await idle(middle);
+    await idle(handle);
+    await record('collaborating-nested', handle);
+    await record('collaborating-nested-child', middle);
   });
 
   it('budget-exceeded: a turn over its token budget, a helper answered locally, and set-budget letting the next input run', async () => {

@@ -222,6 +222,14 @@ export const PATCHES = [
     where: 'workflows/session.ts (used in workflows/control/while-busy.ts)',
     why: "Runs recorded before it queue every message that arrives during an agent turn, whatever the Session's `whileBusy` setting or the message's own says (the `enqueue` mode). With it the message's handler decides by that mode: `reject` records a refusal with cause `busy` (a `submit` fails with `SessionBusy`), `interrupt` ends the running turn `interrupted` (its model step cancelled, a running tool call left to finish) before the message is processed, and `merge` marks the message for the turn, which judges it at its next step boundary and binds it into the turn when it keeps the task where it is (`while-busy-*` histories).",
   },
+  {
+    id: 'collaborating-subsessions',
+    since: 'a6b91c4 (2026-12-06)',
+    asked: 'start',
+    where:
+      'workflows/session.ts (used in workflows/agent/agent-loop.ts, workflows/process-input.ts, workflows/children/collaboration.ts)',
+    why: "Runs recorded before it hand `session_create_sub` over with no mode and record no `delegations`: a sub-session's reply is recorded in the parent (record, history, transcript, children) and its agent acts on it only at the next user input; a sub-session answers its parent as soon as its own turn ends; the `result` update reports a delegating input `done` when its turn ends (`answers-*`, `agent-sub-session` histories). With it, a `collaborate` delegation's reply runs a follow-up turn of the parent's agent for the same input, which replaces the record's reply (`earlierReply` keeps the first), a caller waiting on that input waits for it (bounded by `subSessionReplyWaitMs`), a reply after the parent moved on is recorded with a note, and a sub-session holds its own answer until its follow-up (`collaborating-subsessions`, `collaborating-nested` histories).",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -256,6 +264,7 @@ export const ASKED_AFTER_HANDLERS = [
   'compaction-beside',
   'agent-capabilities',
   'fewer-actions',
+  'collaborating-subsessions',
 ] as const satisfies readonly PatchId[];
 
 /**

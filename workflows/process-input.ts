@@ -13,6 +13,7 @@ import { commitCapabilities } from './environment/capability-revisions.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './understanding/decide.js';
 import { runAgentTurn, type TurnExit } from './agent/agent-loop.js';
 import { answerParent } from './children/sub-sessions.js';
+import { afterTurn, releaseHeldAnswers } from './children/collaboration.js';
 import { finishRecord, newRecord } from './ledger/decision-records.js';
 import { emit } from './ledger/events.js';
 import { BUDGET } from '../contract/budget.js';
@@ -71,6 +72,7 @@ export function sessionContext(
       combinedUnderstanding: patches['combined-understanding'],
       compactionBeside: patches['compaction-beside'],
       agentCapabilities: patches['agent-capabilities'],
+      collaborating: patches['collaborating-subsessions'],
     },
     taskQueue: workflowInfo().taskQueue,
     meter,
@@ -88,12 +90,19 @@ export function sessionContext(
  * Takes one input to its end: a newly bound input through the task-control loop and its agent turn,
  * or (with `input` null) the turn carried over in `state.turn` from the previous run, resumed through
  * the same agent loop. The decision record is appended when the turn ends; a turn parked to continue
- * as new finishes in the next run. Once it has ended, a sub-session answers its parent.
+ * as new finishes in the next run. Once it has ended, a sub-session answers its parent, and a
+ * collaborating sub-session's reply may start the input's follow-up turn (children/collaboration.ts),
+ * which the main loop resumes like a carried turn.
  */
 export async function processInput(ctx: SessionContext, input: BoundInput | null): Promise<TurnExit> {
   const seq = input?.seq ?? ctx.state.turn?.seq;
+  // Moving on releases the answers a sub-session held for its follow-ups (children/collaboration.ts).
+  if (input && ctx.patches.collaborating) await releaseHeldAnswers(ctx);
   const exit = input ? await throughTheLoop(ctx, input) : await runAgentTurn(ctx);
-  if (exit !== 'parked' && seq !== undefined) await answerParent(ctx, seq);
+  if (exit === 'parked' || seq === undefined) return exit;
+  // Runs recorded before sub-sessions collaborated answer the parent as soon as the turn ends.
+  if (ctx.patches.collaborating) await afterTurn(ctx, seq);
+  else await answerParent(ctx, seq);
   return exit;
 }
 

@@ -25,19 +25,16 @@ import {
   outOfScopeQuery,
   resultUpdate,
   snapshotQuery,
-  subSessionReplyUpdate,
   submitUpdate,
   type SessionInput,
   type SessionResult,
 } from '../contract/api.js';
-import type { SubSessionReplyResult } from '../contract/messages.js';
 import { ResultRequest } from '../contract/queries.js';
 import { STAGE, type VerifiedClaims } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
-import { applySubSessionReply, replyRefusal } from './children/sub-sessions.js';
 import { ControlPlane } from './control/control-plane.js';
 import { awaitResult } from './control/result.js';
-import { verifiedSubSessionReply } from './control/sub-session-replies.js';
+import { registerSubSessionReplies } from './control/sub-session-replies.js';
 import { messageIntake, submitAnswer } from './control/while-busy.js';
 import { trustIdentity, trustIdentityNow } from './control/signed-control.js';
 import { emit, eventsPage } from './ledger/events.js';
@@ -120,25 +117,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   setHandler(snapshotQuery, () => buildView(state, stage.current), { description: DESCRIPTIONS.snapshot });
   setHandler(eventsQuery, (request) => eventsPage(state, request), { description: DESCRIPTIONS.events });
 
-  setHandler(
-    subSessionReplyUpdate,
-    (raw) => {
-      const taken = (result: SubSessionReplyResult) => {
-        if (result.accepted) touch();
-        return result;
-      };
-      // Runs recorded before `bound-control` take a reply at once, unverified, as they did.
-      if (!early['bound-control']) return taken(applySubSessionReply(state, raw, Date.now()));
-      return verifiedSubSessionReply(state, control.policyReady(), raw, early['current-control-policy']).then(taken);
-    },
-    {
-      description: DESCRIPTIONS.subSessionReply,
-      validator: (raw) => {
-        const reason = replyRefusal(raw);
-        if (reason !== null) throw ApplicationFailure.nonRetryable(reason, FAILURE.InvalidRequest);
-      },
-    },
-  );
+  registerSubSessionReplies(state, control, early, touch);
 
   setHandler(resultUpdate, (request) => awaitResult(state, request, () => control.settled()), {
     description: DESCRIPTIONS.result,

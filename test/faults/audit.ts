@@ -266,3 +266,18 @@ export function workflowTaskLoad(histories: History[]): TaskLoad {
   }
   return result;
 }
+
+/** One event of a run's history. */
+export type HistoryEvent = NonNullable<History['events']>[number];
+
+/** The activity type of the task an ActivityTaskStarted/Completed event belongs to. */
+export function activityTypeOf(events: HistoryEvent[], event: HistoryEvent): string | undefined {
+  const id = Number(
+    event.activityTaskStartedEventAttributes?.scheduledEventId ??
+      event.activityTaskCompletedEventAttributes?.scheduledEventId ??
+      -1,
+  );
+  return (
+    events.find((e) => Number(e.eventId) === id)?.activityTaskScheduledEventAttributes?.activityType?.name ?? undefined
+  );
+}

@@ -13,11 +13,12 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { resultUpdate, snapshotQuery } from '../../contract/api.js';
 import type { TurnResult } from '../../contract/queries.js';
-import { MODEL, decided, send, uniqueId, waitFor } from '../support/harness.js';
+import { MODEL, decided, uniqueId, waitFor } from '../support/harness.js';
 import { ScriptedModelServer, type RecordedRequest, type Reply } from '../support/model-server.js';
-import { scriptRoles } from '../support/scripted-roles.js';
-import { spawnWorker, type WorkerProcess } from '../support/spawn-worker.js';
-import { runHistories } from './audit.js';
+import { agentSessionOf, scriptRoles } from '../support/scripted-roles.js';
+import type { WorkerProcess } from '../support/spawn-worker.js';
+import { startParents, workerSpawner } from './parents.js';
+import { activityTypeOf, runHistories, type HistoryEvent as Event } from './audit.js';
 
 const PARENTS = 3;
 const GOAL = 'Research ComfyUI and deliver a Markdown guide';
@@ -33,7 +34,7 @@ const workers: WorkerProcess[] = [];
 
 /** A sub-session answers the newest user message after a slow step; a parent just acknowledges. */
 function agent(req: RecordedRequest): Reply {
-  const session = /business agent of Session (\S+)\./.exec(req.messages[0]?.content ?? '')?.[1] ?? '';
+  const session = agentSessionOf(req);
   const newest = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
   if (session.includes('.sub-')) return { delayMs: 4_000, then: { content: answerTo(newest) } };
   return { content: `Working on: ${newest}` };
@@ -60,26 +61,15 @@ afterAll(async () => {
 
 it('delivers every sub-session reply exactly once across kills during the turn and during the hand-back', async () => {
   const taskQueue = uniqueId('answers-kill');
-  const spawn = async (env: Record<string, string> = {}) => {
-    const worker = await spawnWorker({ taskQueue, models, env });
-    workers.push(worker);
-    return worker;
-  };
+  const spawn = workerSpawner(taskQueue, models, workers);
   const first = await spawn();
-  const parents = await Promise.all(
-    Array.from({ length: PARENTS }, async (_, i) => {
-      const sessionId = uniqueId(`answers-${i}`);
-      const handle = await client.workflow.start('session', {
-        workflowId: `session:${sessionId}`,
-        taskQueue,
-        args: [{ sessionId, settings }],
-      });
-      await send(handle, GOAL);
-      await decided(handle, 1, 60_000);
-      await send(handle, question(i));
-      return handle;
-    }),
-  );
+  const parents = await startParents(client, taskQueue, {
+    count: PARENTS,
+    prefix: 'answers',
+    goal: GOAL,
+    question,
+    settings,
+  });
   const childAgentSteps = () =>
     models.requests(MODEL.agent).filter((r) => /Session \S+\.sub-/.test(r.messages[0]?.content ?? ''));
   // Every sub-session's slow model step is in flight: kill the worker in the middle of the turns.
@@ -142,19 +132,6 @@ it('delivers every sub-session reply exactly once across kills during the turn a
   }
 });
 
-type Event = NonNullable<Awaited<ReturnType<typeof runHistories>>[number]['events']>[number];
-
-/** The activity type of the task an ActivityTaskStarted/Completed event belongs to. */
-function activityTypeOf(events: Event[], event: Event): string | undefined {
-  const id = Number(
-    event.activityTaskStartedEventAttributes?.scheduledEventId ??
-      event.activityTaskCompletedEventAttributes?.scheduledEventId ??
-      -1,
-  );
-  return (
-    events.find((e) => Number(e.eventId) === id)?.activityTaskScheduledEventAttributes?.activityType?.name ?? undefined
-  );
-}
 const isAnswerEvent = (events: Event[], event: Event) => activityTypeOf(events, event) === 'answerParent';
 const isAgentStep = (events: Event[], event: Event) => activityTypeOf(events, event) === 'agentStep';
 function isAnswer(history: { events?: Event[] | null }, event: Event): boolean {

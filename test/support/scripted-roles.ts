@@ -15,6 +15,11 @@ export function asksForTerms(req: RecordedRequest): boolean {
   return req.messages.find((m) => m.role === 'system')?.content === UNDERSTANDING_SYSTEM;
 }
 
+/** The Session an agent request is for, from the system message the worker writes. */
+export function agentSessionOf(req: RecordedRequest): string {
+  return /business agent of Session (\S+)\./.exec(req.messages[0]?.content ?? '')?.[1] ?? '';
+}
+
 type Scores = [phase: number, session: number];
 type Selection = { skills?: string[]; toolsets?: string[]; memories?: string[] };
 

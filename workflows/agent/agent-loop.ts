@@ -16,6 +16,7 @@ import { contextWindow } from './context-window.js';
 import type { SessionContext } from '../stages/session-context.js';
 import { describeFailure } from '../stages/stage-runner.js';
 import { LIMITS, STAGE, type ActiveTurn, type BoundInput, type TurnOutcome } from '../../contract/state.js';
+import { finishFollowUp, recordDelegation } from '../children/collaboration.js';
 import { createSubSession } from '../children/sub-sessions.js';
 import { requestOf, userItem } from './step-request.js';
 import { interruptCalls, nextAction, sealStep, startStep, type RunVia } from './tool-calls.js';
@@ -211,10 +212,32 @@ async function runCall(ctx: SessionContext, turn: ActiveTurn, call: PendingCall,
           { goal: args.text, seq: turn.seq, awaitsReply: true },
         ),
       );
+      // Runs recorded before sub-sessions collaborated record no delegation and never act on the reply.
+      if (!ctx.patches.collaborating) {
+        const output = {
+          sessionId: created.sessionId,
+          seq: created.seq ?? null,
+          status: 'handed over; the sub-session works on it and its reply comes back to this Session',
+        };
+        finishCall(call, 'ok', JSON.stringify(output));
+        return;
+      }
+      const at = Date.now();
+      recordDelegation(turn.record, {
+        callId: call.callId,
+        sessionId: created.sessionId,
+        childSeq: created.seq ?? null,
+        mode: args.mode,
+        at,
+      });
       const output = {
         sessionId: created.sessionId,
         seq: created.seq ?? null,
-        status: 'handed over; the sub-session works on it and its reply comes back to this Session',
+        mode: args.mode,
+        status:
+          args.mode === 'collaborate'
+            ? 'handed over; when the sub-session replies, you continue this request with its reply'
+            : 'handed over; the sub-session works on it and its reply is recorded in this Session',
       };
       finishCall(call, 'ok', JSON.stringify(output));
       return;
@@ -295,7 +318,8 @@ function end(ctx: SessionContext, turn: ActiveTurn, outcome: TurnOutcome, reason
   const bound = state.history.find((h) => h.seq === turn.seq);
   if (bound) bound.decision = turn.record.decision;
   // Recorded while the turn is still the Session's: its `turn.finished` carries the turn's seq.
-  finishRecord(state, turn.record);
+  if (turn.followUp) finishFollowUp(state, turn.record);
+  else finishRecord(state, turn.record);
   state.turn = null;
   return 'finished';
 }

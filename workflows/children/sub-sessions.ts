@@ -95,14 +95,8 @@ export function applySubSessionReply(state: SessionState, raw: unknown, now: num
   state.recentControl.push(id);
   keepLast(state.recentControl, LIMITS.recentControl);
 
-  const text = reply.reply === null ? null : reply.reply.slice(0, LIMITS.replyChars);
-  const answer: SubSessionAnswer = {
-    sessionId: reply.sessionId,
-    seq: reply.seq,
-    outcome: reply.outcome,
-    text,
-    at: now,
-  };
+  const answer = answerOf(reply, now);
+  const text = answer.text;
   const child = state.children.find((c) => c.sessionId === reply.sessionId);
   if (child) {
     // The children list is carried with a small byte share; the whole reply is in the record and transcript.
@@ -138,6 +132,12 @@ export function applySubSessionReply(state: SessionState, raw: unknown, now: num
   keepLast(state.controlEvents, LIMITS.controlEvents);
   state.counts.controlEvents++;
   return { accepted: true, duplicate: false };
+}
+
+/** A reply as the parent records it: its text clipped to `LIMITS.replyChars`. */
+export function answerOf(reply: SubSessionReply, now: number): SubSessionAnswer {
+  const text = reply.reply === null ? null : reply.reply.slice(0, LIMITS.replyChars);
+  return { sessionId: reply.sessionId, seq: reply.seq, outcome: reply.outcome, text, at: now };
 }
 
 /** The decision record of the out-of-scope input this reply answers, if the parent routed it there. */

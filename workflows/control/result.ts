@@ -4,24 +4,30 @@
  */
 import { condition, patched } from '@temporalio/workflow';
 import { ResultRequest, type TurnResult } from '../../contract/queries.js';
-import type { SessionState, TurnOutcome } from '../../contract/state.js';
+import type { ActiveTurn, SessionState, TurnOutcome } from '../../contract/state.js';
 import { awaitsSubSessionReply } from '../children/sub-sessions.js';
+import { awaitsCollaboration } from '../children/collaboration.js';
 import { pendingRecordCalls } from '../agent/tool-calls.js';
 
 /**
  * The input's state as the `result` update reports it now. With `now` (workflow time), an input
  * routed to a sub-session stays `pending` until the sub-session's reply is in its record, or
- * `settings.subSessionReplyWaitMs` after the hand-over.
+ * `settings.subSessionReplyWaitMs` after the hand-over; so does an input whose collaborating
+ * sub-session has not answered yet, or whose follow-up turn runs (children/collaboration.ts).
  */
 export function resultOf(state: SessionState, seq: number, now: number | null = null): TurnResult {
   const done = [...state.decisions].reverse().find((d) => d.seq === seq);
-  if (done && now !== null && awaitsSubSessionReply(state, done, now)) {
+  const turn = state.turn;
+  const awaited =
+    done && now !== null && (awaitsSubSessionReply(state, done, now) || awaitsCollaboration(state, done, now));
+  // While it waits, a follow-up turn that waits for someone is reported like any turn that waits.
+  const followUpWaits = turn?.seq === seq && turn.followUp === true && waitingCall(turn) !== undefined;
+  if (done && awaited && !followUpWaits) {
     return { seq, status: 'pending', outcome: done.agent?.outcome ?? null, record: done };
   }
-  if (done) return { seq, status: 'done', outcome: done.agent?.outcome ?? null, record: done };
-  const turn = state.turn;
+  if (done && !awaited) return { seq, status: 'done', outcome: done.agent?.outcome ?? null, record: done };
   if (turn?.seq === seq) {
-    const waiting = turn.step?.calls.find((c) => c.state === 'waiting-approval' || c.state === 'waiting-result');
+    const waiting = waitingCall(turn);
     if (waiting) {
       const outcome: TurnOutcome = waiting.state === 'waiting-approval' ? 'waiting-approval' : 'waiting-tool';
       const agent = turn.record.agent
@@ -33,6 +39,10 @@ export function resultOf(state: SessionState, seq: number, now: number | null = 
   }
   if (seq < state.nextSeq) return { seq, status: 'pending', outcome: null, record: null };
   return { seq, status: 'unknown', outcome: null, record: null };
+}
+
+function waitingCall(turn: ActiveTurn) {
+  return turn.step?.calls.find((c) => c.state === 'waiting-approval' || c.state === 'waiting-result');
 }
 
 /**

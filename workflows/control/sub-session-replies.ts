@@ -1,18 +1,59 @@
 /**
- * A sub-session's reply as its parent receives it under signed control: the check that the answering
- * worker signed it, before children/sub-sessions.ts records it. Lives in control/ because it shares
- * the signature check with the other control items.
+ * A sub-session's reply as its parent receives it: the `subSessionReply` handler, and under signed
+ * control the check that the answering worker signed it, before children/sub-sessions.ts records it
+ * and children/collaboration.ts acts on it. Lives in control/ because it shares the signature check
+ * with the other control items.
  */
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { DESCRIPTIONS, subSessionReplyUpdate } from '../../contract/api.js';
 import { BUDGET } from '../../contract/budget.js';
 import { FAILURE } from '../../contract/failures.js';
 import { SubSessionReply, type SubSessionReplyResult } from '../../contract/messages.js';
 import type { SessionState } from '../../contract/state.js';
 import { clipBytes } from '../../contract/text.js';
 import type { WorkerPolicy } from '../../contract/worker-policy.js';
-import { applySubSessionReply, replyId } from '../children/sub-sessions.js';
+import { takeDelegatedReply } from '../children/collaboration.js';
+import { applySubSessionReply, replyId, replyRefusal } from '../children/sub-sessions.js';
 import { recordRejection } from '../ledger/intake.js';
+import type { ControlPlane } from './control-plane.js';
 import { refusalNow, refusalOfSigned } from './signed-control.js';
+
+/**
+ * Sets the `subSessionReply` handler. An accepted reply is recorded (children/sub-sessions.ts) and,
+ * when it answers a collaborating delegation, acted on (children/collaboration.ts); `taken` is told
+ * of every accepted one. `early` holds the run-start patches that decide how a reply is checked.
+ */
+export function registerSubSessionReplies(
+  state: SessionState,
+  control: ControlPlane,
+  early: { 'bound-control': boolean; 'current-control-policy': boolean },
+  taken: () => void,
+): void {
+  const took = (raw: unknown) => (result: SubSessionReplyResult) => {
+    if (result.accepted) {
+      takeDelegatedReply(state, raw, Date.now());
+      taken();
+    }
+    return result;
+  };
+  setHandler(
+    subSessionReplyUpdate,
+    (raw) => {
+      // Runs recorded before `bound-control` take a reply at once, unverified, as they did.
+      if (!early['bound-control']) return took(raw)(applySubSessionReply(state, raw, Date.now()));
+      return verifiedSubSessionReply(state, control.policyReady(), raw, early['current-control-policy']).then(
+        took(raw),
+      );
+    },
+    {
+      description: DESCRIPTIONS.subSessionReply,
+      validator: (raw) => {
+        const reason = replyRefusal(raw);
+        if (reason !== null) throw ApplicationFailure.nonRetryable(reason, FAILURE.InvalidRequest);
+      },
+    },
+  );
+}
 
 /**
  * The `subSessionReply` update in runs with `bound-control`: the reply waits for the worker's policy

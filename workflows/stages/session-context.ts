@@ -29,6 +29,8 @@ export interface SessionContext {
     readonly compactionBeside: boolean;
     /** The agent's `capabilities_*` tools run in the Session (agent/capability-tools.ts), not by runTool. */
     readonly agentCapabilities: boolean;
+    /** `session_create_sub` has a mode, and a collaborating sub-session's reply runs a follow-up turn (children/collaboration.ts). */
+    readonly collaborating: boolean;
   };
   /** Counts model usage toward the Session and the input being processed, and tells calls their budget. */
   readonly meter: UsageMeter;
