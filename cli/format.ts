@@ -346,6 +346,8 @@ export function formatEvent(event: SessionEvent): string {
       return `${head}: ${event.stage} → ${clip(event.outcome, 80)}`;
     case 'capabilities.changed':
       return `${head}: ${[...event.added.map((a) => `+${a}`), ...event.removed.map((r) => `-${r}`)].join(' ')}${event.reason === 'agent' ? ' (by the agent)' : ''}`;
+    case 'goal.changed':
+      return `${head}: ${event.level} (${event.reason}) ${event.old === null ? '—' : `"${clip(event.old, 60)}"`} → "${clip(event.new, 60)}"`;
     case 'tool.proposed':
     case 'approval.waiting':
       return `${head}: ${event.tool}(${clip(event.arguments, 80)})${event.kind === 'approval.waiting' ? ` approvalId ${event.approvalId}` : ''}`;

@@ -215,6 +215,14 @@ export const PATCHES = [
     where: 'workflows/session.ts (used in workflows/agent/speculation.ts, workflows/view/visibility.ts)',
     why: "Runs recorded before it send the agent's first step ahead right after `initialize` and beside a relevance judgment made ahead that has already answered (a new phase then discards it: an activity and its tokens for nothing), and upsert the search attributes at the run's start even when a first input is bound in the same task, whose stage entry upserts them again with the goal (two upserts in a Session's first task). With it the step is sent ahead only where a continue is the likely outcome (after `continue` or `new-phase`, with no answered judgment ahead), and a fresh run's start-up upsert waits for the first input's stage, or for the loop's first wait, so the first task upserts once (`fewer-actions` history).",
   },
+  {
+    id: 'goal-statements',
+    since: 'PENDING (2026-12-06)',
+    asked: 'start',
+    where:
+      'workflows/session.ts (used in workflows/process-input.ts, workflows/environment/goals.ts, workflows/agent/agent-loop.ts, workflows/agent/step-request.ts)',
+    why: "Runs recorded before it set the session goal to the first input's text word for word (a greeting included) and a new phase's goal to its message, before the extraction stage; a `continue` never changes the phase goal, and the agent is never offered `propose_goal_change` (a call of it goes to `runTool`, which answers that the Session runs it). With it goals are task statements committed after the extraction stage (the understanding call's or the extraction call's `goal`, else the deterministic statement), an input that states no task sets no goals and skips the environment stages (`no task stated`), a `continue` that `refines` updates the phase goal, and an approved `propose_goal_change` after a `conflict` or `uncertain` turn changes the session goal; each change is recorded (`goal-statements` history).",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -248,6 +256,7 @@ export const ASKED_AFTER_HANDLERS = [
   'compaction-beside',
   'agent-capabilities',
   'fewer-actions',
+  'goal-statements',
 ] as const satisfies readonly PatchId[];
 
 /**

@@ -26,6 +26,8 @@ export interface SessionContext {
     readonly compactionBeside: boolean;
     /** The agent's `capabilities_*` tools run in the Session (agent/capability-tools.ts), not by runTool. */
     readonly agentCapabilities: boolean;
+    /** Goals are task statements with a lifecycle (environment/goals.ts, agent/goal-tool.ts). */
+    readonly goalStatements: boolean;
   };
   /** Counts model usage toward the Session and the input being processed, and tells calls their budget. */
   readonly meter: UsageMeter;
