@@ -149,6 +149,13 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
   goals.push(['session', view.goals.session?.text ?? '—', view.goals.session?.setAtSeq ?? '—']);
   goals.push(['phase', view.goals.phase?.text ?? '—', view.goals.phase?.setAtSeq ?? '—']);
   out.push('', 'Goals', goals.toString());
+  // Views from workers that predate goal statements have no goal history.
+  for (const g of view.goalHistory ?? []) {
+    const was = g.old === null ? '—' : `"${clip(g.old, 60)}"`;
+    out.push(
+      `  ${g.level} goal by ${g.reason} at input #${g.seq}${g.callId ? ` (${g.callId})` : ''}: ${was} → "${clip(g.new, 60)}"`,
+    );
+  }
 
   const caps = table(['kind', 'id', 'name', 'source'], [10, 30, 40, 50]);
   const kinds = [

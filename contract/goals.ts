@@ -42,7 +42,8 @@ const CLOSERS = [
   /[\s,]*[?!]+$/,
 ];
 // What is left when nothing was asked for: no task statement at all.
-const EMPTY = /^(ok(ay)?|yes|no|sure|me|something|anything|this|that|it|a (question|favou?r|thing)|one thing|stuff|out|a bit|)$/i;
+const EMPTY =
+  /^(ok(ay)?|yes|no|sure|me|something|anything|this|that|it|a (question|favou?r|thing)|one thing|stuff|out|a bit|)$/i;
 
 /**
  * The deterministic task statement of a message: one line, pleasantries and filler removed at both
@@ -52,7 +53,7 @@ const EMPTY = /^(ok(ay)?|yes|no|sure|me|something|anything|this|that|it|a (quest
  */
 export function taskStatement(message: string): string {
   let text = message.replace(/\s+/g, ' ').trim();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const pattern of [...OPENERS, ...CLOSERS]) {
       const next = text.replace(pattern, '').trim();

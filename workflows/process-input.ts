@@ -356,7 +356,9 @@ async function taskTerms(
   }
   const extracted = await runStage(record, STAGE.extract, ctx.show, () => ctx.activities.extractTerms({ task }));
   if (!extracted.ok) record.fallbacks.push(`extraction: ${extracted.reason}; recall used the raw task text`);
-  return extracted.ok ? { terms: extracted.value.terms.filter((t) => t.trim()), goal: extracted.value.goal } : { terms: [] };
+  return extracted.ok
+    ? { terms: extracted.value.terms.filter((t) => t.trim()), goal: extracted.value.goal }
+    : { terms: [] };
 }
 
 /** The business agent's single call, as Sessions made it before the tool loop (kept for replay). */

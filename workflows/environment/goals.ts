@@ -15,7 +15,14 @@ import {
   type GoalChangeReason,
   type GoalLevel,
 } from '../../contract/goals.js';
-import { LIMITS, keepLast, type BoundInput, type DecisionRecord, type Goal, type SessionState } from '../../contract/state.js';
+import {
+  LIMITS,
+  keepLast,
+  type BoundInput,
+  type DecisionRecord,
+  type Goal,
+  type SessionState,
+} from '../../contract/state.js';
 import { clip } from '../../contract/text.js';
 import { emit } from '../ledger/events.js';
 import { openPhase } from './phases.js';
@@ -46,7 +53,14 @@ export function commitTaskGoals(
     return true;
   }
   // Relevance opened a phase, so the message asks for something: it is its own goal when nothing shorter states it.
-  commitGoal(state, record, 'phase', goal(statement ?? clip(input.text.replace(/\s+/g, ' '), STATEMENT_CHARS)), 'new-phase', null);
+  commitGoal(
+    state,
+    record,
+    'phase',
+    goal(statement ?? clip(input.text.replace(/\s+/g, ' '), STATEMENT_CHARS)),
+    'new-phase',
+    null,
+  );
   return true;
 }
 
