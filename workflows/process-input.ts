@@ -120,7 +120,7 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
   // Sessions recorded before statements set goals from the message at once; with them a first task's
   // or a new phase's goals are committed after the extraction stage, from its statement.
   const stated = ctx.patches.goalStatements && statesGoals(state, outcome.decision);
-  const extracted = stated ? await taskTerms(ctx, record, alignedTask(state, input), understood) : null;
+  const extracted = stated ? await taskTerms(ctx, record, statedTask(state, input), understood) : null;
   const noTask = extracted !== null && !commitTaskGoals(state, record, input, extracted.goal);
   if (stated) {
     // Committed above.
@@ -240,6 +240,20 @@ interface Understood {
 
 /** Why an input that states no task (a greeting before any task) skips the environment and the agent. */
 const NO_TASK = 'no task stated';
+
+/**
+ * The task as the extraction role sees it before the goals are committed: the phase the message
+ * opens is the message itself (as it was when its goals were set first), the session goal the
+ * Session's, or the message on a first task.
+ */
+function statedTask(state: SessionState, input: BoundInput): AlignedTask {
+  return {
+    sessionGoal: state.goals.session?.text ?? input.text,
+    phaseGoal: input.text,
+    message: input.text,
+    resources: input.resources,
+  };
+}
 
 /** The task as the extraction and orchestration roles see it: the goals it serves, the message as sent. */
 function alignedTask(state: SessionState, input: BoundInput): AlignedTask {
