@@ -8,7 +8,7 @@ import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import type { AlignedTask } from '../contract/activity-contract.js';
 import { applySelection, completeSelection, emptyCandidates } from './environment/capability-diff.js';
 import { type Candidates } from '../contract/activity-contract.js';
-import { compactBeside, compactPhase, openPhase } from './environment/phases.js';
+import { compactBeside, compactPhase, endPhase, openPhase } from './environment/phases.js';
 import { commitTaskGoals, refinePhaseGoal, statesGoals } from './environment/goals.js';
 import { commitCapabilities } from './environment/capability-revisions.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './understanding/decide.js';
@@ -117,9 +117,16 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
   emit(state, { kind: 'decision', decision: record.decision, scores: record.scores, degraded: record.degraded });
 
   const previousPhase = state.phases.at(-1);
+  // The hand-off of the phase that ended is written beside the new phase's environment, not in front
+  // of it; the agent still waits for it. Sessions recorded before that compact after preparing.
+  const compacting = outcome.decision === 'new-phase' && previousPhase !== undefined;
+  const beside = compacting && ctx.patches.compactionBeside;
   // Sessions recorded before statements set goals from the message at once; with them a first task's
-  // or a new phase's goals are committed after the extraction stage, from its statement.
+  // or a new phase's goals are committed after the extraction stage, from its statement. The phase
+  // that ended is over all the same, and its hand-off starts beside the extraction.
   const stated = ctx.patches.goalStatements && statesGoals(state, outcome.decision);
+  if (stated && compacting) endPhase(previousPhase, input.seq);
+  let handoff = stated && beside ? compactBeside(ctx, previousPhase.index, record) : null;
   const extracted = stated ? await taskTerms(ctx, record, statedTask(state, input), understood) : null;
   const noTask = extracted !== null && !commitTaskGoals(state, record, input, extracted.goal);
   if (stated) {
@@ -156,10 +163,7 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
   // The goals are settled for this input: judge the next queued inputs against them meanwhile.
   ctx.lookahead?.fill();
 
-  // The hand-off of the phase that ended is written beside the new phase's environment, not in front
-  // of it; the agent still waits for it. Sessions recorded before that compact after preparing.
-  const compacting = outcome.decision === 'new-phase' && previousPhase !== undefined;
-  const handoff = compacting && ctx.patches.compactionBeside ? compactBeside(ctx, previousPhase.index, record) : null;
+  if (beside && !stated) handoff = compactBeside(ctx, previousPhase.index, record);
   if (noTask) {
     for (const stage of [STAGE.discover, STAGE.orchestrate, STAGE.apply]) skipStage(record, stage, NO_TASK);
   } else if (preparesEnvironment(outcome.decision)) {
