@@ -125,7 +125,10 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
   // or a new phase's goals are committed after the extraction stage, from its statement. The phase
   // that ended is over all the same, and its hand-off starts beside the extraction.
   const stated = ctx.patches.goalStatements && statesGoals(state, outcome.decision);
-  if (stated && compacting) endPhase(previousPhase, input.seq);
+  if (stated && compacting) {
+    endPhase(previousPhase, input.seq);
+    input.phaseIndex = previousPhase.index + 1;
+  }
   let handoff = stated && beside ? compactBeside(ctx, previousPhase.index, record) : null;
   const extracted = stated ? await taskTerms(ctx, record, statedTask(state, input), understood) : null;
   const noTask = extracted !== null && !commitTaskGoals(state, record, input, extracted.goal);
