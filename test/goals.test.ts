@@ -6,28 +6,22 @@
  * propose a new session goal with `propose_goal_change`, committed once a person approves it.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { approvalSignal, eventsQuery, goalsQuery, resultUpdate, snapshotQuery } from '../contract/api.js';
 import type { TurnResult } from '../contract/queries.js';
-import { MODEL, decided, scriptedModels, send, startSession, startWorker, type TestWorker } from './support/harness.js';
+import { MODEL, decided, send, startSession, type TestWorker } from './support/harness.js';
 import { goalAgent } from './support/honest-agent.js';
-import { ScriptedModelServer, type RecordedRequest } from './support/model-server.js';
-import { scriptRoles, type RoleScript } from './support/scripted-roles.js';
+import type { ScriptedModelServer, RecordedRequest } from './support/model-server.js';
+import { useScriptedWorker, type RoleScript } from './support/scripted-roles.js';
 
+const fixture = useScriptedWorker();
 let server: ScriptedModelServer;
 let script: RoleScript;
 let worker: TestWorker;
 
-beforeAll(async () => {
-  server = await ScriptedModelServer.start();
-  script = scriptRoles(server);
+beforeAll(() => {
+  ({ server, script, worker } = fixture);
   server.on(MODEL.agent, goalAgent);
-  worker = await startWorker({ models: scriptedModels(server) });
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await server?.close();
 });
 
 const GREETING = 'Hi, can you help me?';
