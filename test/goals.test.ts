@@ -6,10 +6,10 @@
  * propose a new session goal with `propose_goal_change`, committed once a person approves it.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalSignal, eventsQuery, goalsQuery, resultUpdate, snapshotQuery } from '../contract/api.js';
 import type { TurnResult } from '../contract/queries.js';
-import { MODEL, decided, send, startSession, type TestWorker } from './support/harness.js';
+import { MODEL, decided, scriptedModels, send, startSession, startWorker, type TestWorker } from './support/harness.js';
 import { goalAgent } from './support/honest-agent.js';
 import type { ScriptedModelServer, RecordedRequest } from './support/model-server.js';
 import { useScriptedWorker, type RoleScript } from './support/scripted-roles.js';
@@ -19,9 +19,17 @@ let server: ScriptedModelServer;
 let script: RoleScript;
 let worker: TestWorker;
 
-beforeAll(() => {
+/** A worker that judges relevance and extracts terms in two calls (`HARNESS_UNDERSTANDING=separate`). */
+let separate: TestWorker;
+
+beforeAll(async () => {
   ({ server, script, worker } = fixture);
   server.on(MODEL.agent, goalAgent);
+  separate = await startWorker({ models: scriptedModels(server), understanding: 'separate' });
+});
+
+afterAll(async () => {
+  await separate?.stop();
 });
 
 const GREETING = 'Hi, can you help me?';
@@ -29,10 +37,10 @@ const TASK = 'Please research ComfyUI and write a complete guide, thanks!';
 const STATEMENT = 'Research ComfyUI and write a complete guide';
 
 /** A Session whose first task (after a greeting) is TASK, stated as STATEMENT. */
-async function sessionWithTask(): Promise<WorkflowHandle> {
+async function sessionWithTask(on: TestWorker = worker): Promise<WorkflowHandle> {
   script.selection.set(STATEMENT, { skills: [], toolsets: [] });
   script.statement.set(TASK, STATEMENT);
-  const handle = await startSession(worker);
+  const handle = await startSession(on);
   await send(handle, GREETING);
   await send(handle, TASK);
   await decided(handle, 2);
@@ -86,6 +94,34 @@ describe('goals with a lifecycle', () => {
     );
     // Orchestration and the agent work on the statement, not on the raw message.
     expect((await decided(handle, 2)).agent?.reply).toBe(`Working on: ${STATEMENT}`);
+  });
+
+  it("a new phase's goal is the understanding call's statement, or the extraction call's with separate understanding; an invalid one gives way to the deterministic statement", async () => {
+    const opens = 'Could you now draft the announcement blog post?';
+    const stated = 'Draft the announcement blog post';
+    script.statement.set(opens, stated);
+    script.selection.set(stated, { skills: [], toolsets: [] });
+    const combined = await sessionWithTask();
+    const extractions = () =>
+      server.requests(MODEL.extraction).filter((r) => r.messages.some((m) => m.content.includes(opens))).length;
+    expect((await turn(combined, 3, opens, [0.1, 0.9])).record?.goals).toEqual([
+      expect.objectContaining({ level: 'phase', reason: 'new-phase', old: STATEMENT, new: stated }),
+    ]);
+    expect(extractions()).toBe(0);
+    expect((await combined.query(goalsQuery)).phase).toMatchObject({ text: stated, source: opens, setAtSeq: 3 });
+
+    const split = await sessionWithTask(separate);
+    const done = await turn(split, 3, opens, [0.1, 0.9]);
+    expect(done.record?.stages.find((s) => s.stage === 'Extracting task terms')?.outcome).toBe('ok');
+    expect(extractions()).toBe(1);
+    expect((await split.query(goalsQuery)).phase).toMatchObject({ text: stated, source: opens });
+
+    // Two lines are not a statement: the Session commits the deterministic one instead.
+    const sloppy = 'Please summarise the launch feedback for the team, thanks';
+    script.statement.set(sloppy, 'Summarise\nthe feedback');
+    script.selection.set('Summarise the launch feedback for the team', { skills: [], toolsets: [] });
+    await turn(split, 4, sloppy, [0.1, 0.9]);
+    expect((await split.query(goalsQuery)).phase?.text).toBe('Summarise the launch feedback for the team');
   });
 
   it('a refinement updates the phase goal, records old and new, and leaves the session goal', async () => {
