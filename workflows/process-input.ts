@@ -132,35 +132,9 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
   let handoff = stated && beside ? compactBeside(ctx, previousPhase.index, record) : null;
   const extracted = stated ? await taskTerms(ctx, record, statedTask(state, input), understood) : null;
   const noTask = extracted !== null && !commitTaskGoals(state, record, input, extracted.goal);
-  if (stated) {
-    // Committed above.
-  } else if (outcome.decision === 'continue' && understood.refines && ctx.patches.goalStatements) {
-    refinePhaseGoal(state, record, input, understood.goal);
-  } else if (outcome.decision === 'initialize') {
-    if (state.goals.session === null) {
-      const goal: Goal = { text: input.text, resources: input.resources, setAtSeq: input.seq };
-      state.goals.session = goal;
-      openPhase(state, goal, 'open');
-    } else if (state.goals.phase === null) {
-      openPhase(state, state.goals.session, 'open');
-    }
-  } else if (outcome.decision === 'new-phase') {
-    openPhase(state, { text: input.text, resources: input.resources, setAtSeq: input.seq }, 'open');
-  } else if (outcome.decision === 'out-of-scope') {
-    state.outOfScope.push({
-      seq: input.seq,
-      messageId: input.messageId,
-      text: input.text,
-      resources: input.resources,
-      from: input.from,
-      status: 'pending',
-      routedTo: null,
-      note: null,
-    });
-    keepLast(state.outOfScope, LIMITS.outOfScope);
-    // Sessions recorded before routing existed replay without it.
-    if (patched('route-out-of-scope')) await routeOutOfScope(ctx, input, record);
-  }
+  // Awaited only when it routes: the other decisions add no step before the next command.
+  const routing = stated ? null : applyDecision(ctx, input, record, understood);
+  if (routing) await routing;
   input.phaseIndex = state.phases.at(-1)?.index ?? 0;
   ctx.show();
   // The goals are settled for this input: judge the next queued inputs against them meanwhile.
@@ -213,6 +187,49 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
     input,
     turn: { seq: input.seq, record, from: input.from, steps: 0, step: null, failing: null, interrupted: false },
   });
+}
+
+/**
+ * What a decision does to the goals where no task statement is committed for it: a refinement of the
+ * current work, and (in Sessions recorded before statements) the goals of a first task or a new phase
+ * set from the message; an out-of-scope request is kept, and the routing returned to be awaited.
+ */
+function applyDecision(
+  ctx: SessionContext,
+  input: BoundInput,
+  record: DecisionRecord,
+  understood: Understood,
+): Promise<void> | null {
+  const { state } = ctx;
+  const { outcome } = understood;
+  if (outcome.decision === 'continue' && understood.refines && ctx.patches.goalStatements) {
+    refinePhaseGoal(state, record, input, understood.goal);
+  } else if (outcome.decision === 'initialize') {
+    if (state.goals.session === null) {
+      const goal: Goal = { text: input.text, resources: input.resources, setAtSeq: input.seq };
+      state.goals.session = goal;
+      openPhase(state, goal, 'open');
+    } else if (state.goals.phase === null) {
+      openPhase(state, state.goals.session, 'open');
+    }
+  } else if (outcome.decision === 'new-phase') {
+    openPhase(state, { text: input.text, resources: input.resources, setAtSeq: input.seq }, 'open');
+  } else if (outcome.decision === 'out-of-scope') {
+    state.outOfScope.push({
+      seq: input.seq,
+      messageId: input.messageId,
+      text: input.text,
+      resources: input.resources,
+      from: input.from,
+      status: 'pending',
+      routedTo: null,
+      note: null,
+    });
+    keepLast(state.outOfScope, LIMITS.outOfScope);
+    // Sessions recorded before routing existed replay without it.
+    if (patched('route-out-of-scope')) return routeOutOfScope(ctx, input, record);
+  }
+  return null;
 }
 
 /** Why the agent does not act on this input, or null when it does. */
