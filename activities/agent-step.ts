@@ -14,7 +14,7 @@ import { nameTools, type ToolOffer } from '../models/agent-request.js';
 import type { AgentModelStep, AgentToolSpec } from '../models/roles.js';
 import { AgentStepResult, type AgentStepRequest, type SessionKind } from '../contract/activity-contract.js';
 import { type PolicyDecision, type ResolvedToolCall } from '../contract/transcript.js';
-import { BUILTIN_TOOLS } from '../contract/builtin-tools.js';
+import { BUILTIN_TOOLS, GOAL_TOOL } from '../contract/builtin-tools.js';
 import { describeIssues } from '../contract/text.js';
 import type { ActivityDeps } from './deps.js';
 import { budgetExhausted, meteredCall } from './model-call.js';
@@ -26,14 +26,19 @@ import { DeltaStream } from './agent-deltas.js';
  * toolset's tools in load order. A toolset that nobody runs (a file marked `"external": false`) is
  * not offered: the model would only collect error results from it.
  */
-export function toolOffers(toolsets: string[], catalog: Pick<CapabilityCatalog, 'toolset'>): AgentToolSpec[] {
-  const offers: ToolOffer[] = BUILTIN_TOOLS.map((name) => ({
+export function toolOffers(
+  toolsets: string[],
+  catalog: Pick<CapabilityCatalog, 'toolset'>,
+  /** Whether `propose_goal_change` is offered (the request's `offerGoalChange`). */
+  goalChange = false,
+): AgentToolSpec[] {
+  const offers: ToolOffer[] = BUILTIN_TOOLS.filter((name) => goalChange || name !== GOAL_TOOL).map((name) => ({
     tool: name,
     toolset: null,
     description: BUILTIN_DECLARATIONS[name].description,
     inputSchema: BUILTIN_DECLARATIONS[name].inputSchema,
     execution: 'builtin',
-    requiresApproval: false,
+    requiresApproval: BUILTIN_DECLARATIONS[name].requiresApproval,
   }));
   for (const id of toolsets) {
     const entry = catalog.toolset(id);
@@ -150,7 +155,7 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
       request.memories.map(async (id) => ({ id, text: await memories?.text(id, reader) })),
     );
     const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
-    const tools = toolOffers(request.toolsets, catalog);
+    const tools = toolOffers(request.toolsets, catalog, request.offerGoalChange === true);
     const stopHeartbeats = heartbeatWhileRunning(deps);
     // No outlet, no deltas: nothing is streamed to nobody, and the Session is not asked for its last id.
     const ctx = Context.current();

@@ -20,7 +20,7 @@ export function createApprovalEditActivities(
     (toolset === null ? undefined : catalog.toolset(toolset)?.tools.find((t) => t.name === tool)?.riskTags) ?? [];
   return {
     checkApprovalEdit: (request) => {
-      const offers = toolOffers(request.toolsets, catalog);
+      const offers = toolOffers(request.toolsets, catalog, true);
       const spec = offers.find((s) => s.tool === request.tool && s.toolset === request.toolset);
       if (!spec) {
         const where = request.toolset === null ? 'the built-ins' : `toolset "${request.toolset}"`;

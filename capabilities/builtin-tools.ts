@@ -9,6 +9,7 @@ import {
   CapabilitiesSearchArgs,
   CapabilityChangeArgs,
   CreateSubArgs,
+  ProposeGoalChangeArgs,
   toolInputSchema,
 } from '../contract/builtin-tools.js';
 import type { ToolDeclaration } from './catalog.js';
@@ -65,5 +66,14 @@ export const BUILTIN_DECLARATIONS: Record<BuiltinTool, ToolDeclaration> = {
     description: 'Unload a loaded Skill, toolset or memory that the task no longer needs.',
     inputSchema: toolInputSchema(CapabilityChangeArgs),
     requiresApproval: false,
+  },
+  propose_goal_change: {
+    name: 'propose_goal_change',
+    description:
+      "Change this session's goal when the user has confirmed that the session's responsibility itself changes " +
+      '(after you asked them about a conflicting or unclear request). Quote their confirming words. ' +
+      'A person approves the change before it is committed; do not use it for details of the current work.',
+    inputSchema: toolInputSchema(ProposeGoalChangeArgs),
+    requiresApproval: true,
   },
 };

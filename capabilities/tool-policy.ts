@@ -47,7 +47,7 @@ export const PolicyRule = z
     reason: text().trim().min(1, 'must not be empty').max(500, 'must be at most 500 characters').optional(),
     /** Tool names (globs: `*`, `?`), as the toolset or MCP server declares them. */
     tool: Strings.optional(),
-    /** Toolset ids (globs); `builtin` names the built-ins (`session_create_sub`, `memory_save`, `capabilities_*`). */
+    /** Toolset ids (globs); `builtin` names the built-ins (`session_create_sub`, `memory_save`, `capabilities_*`, `propose_goal_change`). */
     toolset: Strings.optional(),
     sessionKind: z.enum(SessionKind.options, { error: 'must be "top-level" or "sub-session"' }).optional(),
     /** Matches a tool that carries any of these risk tags (toolset file or MCP config `riskTags`). */

@@ -159,6 +159,13 @@ export function formatInspect(view: SessionView, decisions: DecisionRecord[]): s
   goals.push(['session', view.goals.session?.text ?? '—', view.goals.session?.setAtSeq ?? '—']);
   goals.push(['phase', view.goals.phase?.text ?? '—', view.goals.phase?.setAtSeq ?? '—']);
   out.push('', 'Goals', goals.toString());
+  // Views from workers that predate goal statements have no goal history.
+  for (const g of view.goalHistory ?? []) {
+    const was = g.old === null ? '—' : `"${clip(g.old, 60)}"`;
+    out.push(
+      `  ${g.level} goal by ${g.reason} at input #${g.seq}${g.callId ? ` (${g.callId})` : ''}: ${was} → "${clip(g.new, 60)}"`,
+    );
+  }
 
   const caps = table(['kind', 'id', 'name', 'source'], [10, 30, 40, 50]);
   const kinds = [
@@ -358,6 +365,8 @@ export function formatEvent(event: SessionEvent): string {
       return `${head}: ${event.stage} → ${clip(event.outcome, 80)}`;
     case 'capabilities.changed':
       return `${head}: ${[...event.added.map((a) => `+${a}`), ...event.removed.map((r) => `-${r}`)].join(' ')}${event.reason === 'agent' ? ' (by the agent)' : ''}`;
+    case 'goal.changed':
+      return `${head}: ${event.level} (${event.reason}) ${event.old === null ? '—' : `"${clip(event.old, 60)}"`} → "${clip(event.new, 60)}"`;
     case 'tool.proposed':
     case 'approval.waiting':
       return `${head}: ${event.tool}(${clip(event.arguments, 80)})${event.kind === 'approval.waiting' ? ` approvalId ${event.approvalId}` : ''}`;

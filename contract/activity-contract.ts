@@ -56,8 +56,12 @@ export const PartialSelection = z.object({
 });
 export type PartialSelection = z.infer<typeof PartialSelection>;
 
-/** The extraction role's answer: retrieval terms, trimmed and de-duplicated. */
-export const ExtractionOutput = z.object({ terms: TaskTerms });
+/**
+ * The extraction role's answer: retrieval terms, trimmed and de-duplicated, and the task statement
+ * (null when the message states no task, as a greeting does). The Session checks the statement
+ * (contract/goals.ts); absent from workers older than statements.
+ */
+export const ExtractionOutput = z.object({ terms: TaskTerms, goal: z.string().nullish().catch(undefined) });
 
 /**
  * The orchestrator's answer: ids per kind; a kind left out keeps its current capabilities. An answer
@@ -183,6 +187,11 @@ export interface AgentStepRequest {
   memories: string[];
   /** The step's number within the turn (1-based), for logs and activity summaries. */
   step: number;
+  /**
+   * Whether the agent is offered `propose_goal_change`: in a `conflict` or `uncertain` turn and the
+   * turn after, in Sessions with goal statements. Absent (not offered) otherwise.
+   */
+  offerGoalChange?: boolean;
   /** The Session's budget; a step over it is not sent to the model (`budget-exceeded`). */
   budget?: BudgetCheck;
   /**

@@ -102,7 +102,8 @@ export const DESCRIPTIONS = {
   answerTool:
     'The toolResult signal as an update: same payload {"callId", "resultId"?, "output", "isError"?}; returns {"callId"} once the result reached the waiting call, or fails with why it answered nothing.',
   result: `Waits (at most ${RESULT_WAIT_MAX_MS / 1000} s) for the input {"seq": number, "timeoutMs"?: number} to be decided and its agent turn to end or wait for an approval or a tool result; returns {"seq", "status", "outcome", "record"}.`,
-  goals: 'Session-wide and current-phase goals: {"session": Goal|null, "phase": Goal|null}.',
+  goals:
+    'Session-wide and current-phase goals, task statements with the message they were stated from: {"session": Goal|null, "phase": Goal|null, "history": [GoalChange] (the newest 10)}.',
   capabilities: 'Loaded skills, toolsets and memories with id, name and source, and the capability revision.',
   decisions: 'Recent decision records, newest last. Optional argument {"limit": number}.',
   snapshot:

@@ -6,6 +6,7 @@
  * Pure module: safe to import from workflow code.
  */
 import { z } from 'zod';
+import { STATEMENT_CHARS } from './goals.js';
 import { ResourceRef } from './messages.js';
 import { DelegationMode } from './state.js';
 
@@ -16,8 +17,14 @@ import { DelegationMode } from './state.js';
 export const CAPABILITY_TOOLS = ['capabilities_search', 'capabilities_load', 'capabilities_unload'] as const;
 export type CapabilityTool = (typeof CAPABILITY_TOOLS)[number];
 
-/** Built-in tools: offered to every agent turn, run by the Session itself (never by an MCP server). */
-export const BUILTIN_TOOLS = ['session_create_sub', 'memory_save', ...CAPABILITY_TOOLS] as const;
+/**
+ * The built-in with which the agent proposes a new session goal once the user confirmed it. Offered
+ * only in a `conflict` or `uncertain` turn and the turn after; it waits for approval by default.
+ */
+export const GOAL_TOOL = 'propose_goal_change';
+
+/** Built-in tools: offered to agent turns, run by the Session itself (never by an MCP server). */
+export const BUILTIN_TOOLS = ['session_create_sub', 'memory_save', ...CAPABILITY_TOOLS, GOAL_TOOL] as const;
 
 export function isCapabilityTool(name: string): name is CapabilityTool {
   return (CAPABILITY_TOOLS as readonly string[]).includes(name);
@@ -60,6 +67,25 @@ export const CapabilityChangeArgs = z
   })
   .strict();
 export type CapabilityChangeArgs = z.infer<typeof CapabilityChangeArgs>;
+
+/** `propose_goal_change` arguments: the new session goal, and the user's words that confirmed it. */
+export const ProposeGoalChangeArgs = z
+  .object({
+    goal: z
+      .string()
+      .trim()
+      .min(1)
+      .max(STATEMENT_CHARS)
+      .describe('The new session goal: one imperative line stating the task the user confirmed.'),
+    confirmation: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .describe("The user's confirming words, quoted exactly from their message."),
+  })
+  .strict();
+export type ProposeGoalChangeArgs = z.infer<typeof ProposeGoalChangeArgs>;
 
 /** A tool's MCP-style `inputSchema`, derived from its zod schema (what a caller may send). */
 export function toolInputSchema(schema: z.ZodType): Record<string, unknown> {

@@ -13,6 +13,7 @@
  */
 import type { Sinks } from '@temporalio/workflow';
 import { z } from 'zod';
+import { GoalChangeReason, GoalLevel } from './goals.js';
 import { Sender } from './messages.js';
 import { ApprovalReason } from './transcript.js';
 
@@ -24,6 +25,7 @@ export const EVENT_KINDS = [
   'stage.started',
   'stage.finished',
   'capabilities.changed',
+  'goal.changed',
   'tool.proposed',
   'approval.waiting',
   'tool.approved',
@@ -122,6 +124,14 @@ export const SessionEvent = z.discriminatedUnion('kind', [
     revision: z.number().int(),
     /** `agent` for the agent's `capabilities_load` / `capabilities_unload`; absent (orchestration) before it existed. */
     reason: z.enum(['orchestration', 'agent']).optional(),
+  }),
+  z.object({
+    ...base,
+    kind: z.literal('goal.changed'),
+    level: GoalLevel,
+    reason: GoalChangeReason,
+    old: z.string().nullable(),
+    new: z.string(),
   }),
   z.object({ ...base, kind: z.literal('tool.proposed'), ...call, arguments: z.string(), step: z.number().int() }),
   z.object({

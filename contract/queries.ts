@@ -10,12 +10,18 @@ import { Settings } from './messages.js';
 import { SettingClamp } from './worker-policy.js';
 import { Capabilities, DecisionRecord, Goal, SESSION_STAGES, SessionState, TurnOutcome } from './state.js';
 import { UsageTotals } from './usage.js';
+import { GoalChange } from './goals.js';
 
 /** The longest the `result` update waits, in ms. */
 export const RESULT_WAIT_MAX_MS = 60_000;
 
 /** Result of the `goals` query. */
-export const GoalsResult = z.object({ session: Goal.nullable(), phase: Goal.nullable() });
+export const GoalsResult = z.object({
+  session: Goal.nullable(),
+  phase: Goal.nullable(),
+  /** The newest goal changes (at most 10), oldest first; absent from workers older than goal statements. */
+  history: z.array(GoalChange).optional(),
+});
 export type GoalsResult = z.infer<typeof GoalsResult>;
 
 /** The optional argument of the `decisions` and `history` queries. */
@@ -68,6 +74,8 @@ export const SessionView = z.object({
   capabilities: Capabilities,
   /** The newest capability revisions: by the phase's orchestration or the agent (empty from older workers). */
   capabilityRevisions: SessionState.shape.capabilityRevisions,
+  /** The newest goal changes (at most 10), oldest first (empty from older workers). */
+  goalHistory: SessionState.shape.goalHistory,
   lastDecision: DecisionRecord.nullable(),
   pendingOutOfScope: z.number().int(),
   children: SessionState.shape.children,

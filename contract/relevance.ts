@@ -41,14 +41,28 @@ export const TaskTerms = z
  * not parse read as absent: they never degrade the verdict, and a new phase without them gets the
  * separate extraction call.
  */
-export const RelevanceResult = RelevanceScores.extend({ terms: TaskTerms.optional().catch(undefined) });
+export const RelevanceResult = RelevanceScores.extend({
+  terms: TaskTerms.optional().catch(undefined),
+  /**
+   * The message's task statement (a new phase's goal), or, when it `refines` the current work, the
+   * refined phase goal. Checked by the Session (contract/goals.ts), which falls back to the
+   * deterministic statement; absent from workers older than statements and from the local provider.
+   */
+  goal: z.string().nullish().catch(undefined),
+  /** Whether the message refines the current work (a new constraint or detail of the deliverable). */
+  refines: z.boolean().optional().catch(undefined),
+});
 export type RelevanceResult = z.infer<typeof RelevanceResult>;
 
 /**
  * The combined call's answer as the model is asked for it (its JSON Schema in `json_schema` mode):
  * both scores and the terms. It is parsed as RelevanceResult, so bad terms only drop the terms.
  */
-export const UnderstandingAnswer = RelevanceScores.extend({ terms: z.array(z.string()).max(64) });
+export const UnderstandingAnswer = RelevanceScores.extend({
+  terms: z.array(z.string()).max(64),
+  goal: z.string().nullable(),
+  refines: z.boolean(),
+});
 
 export type Band = 'high' | 'low' | 'uncertain';
 

@@ -11,6 +11,7 @@ import { PolicyDecision, ResolvedToolCall, ToolCallStatus, TranscriptItem } from
 import { UsageTotals, emptyTotals } from './usage.js';
 import { SettingClamp } from './worker-policy.js';
 import { ControlSignature } from './control-signature.js';
+import { GoalChange } from './goals.js';
 
 /** Version of the carried state; older versions are migrated on entry (workflows/run/state.ts restoreState). */
 export const SCHEMA_VERSION = 2;
@@ -58,7 +59,16 @@ export const DECISIONS = [
 export const Decision = z.enum(DECISIONS);
 export type Decision = z.infer<typeof Decision>;
 
-export const Goal = z.object({ text: z.string(), resources: z.array(ResourceRef), setAtSeq: z.number().int() });
+/**
+ * A goal: the task statement the Session committed (`text`), and the raw message it was stated from
+ * (`source`; absent from goals set before statements, by a command or from the start argument).
+ */
+export const Goal = z.object({
+  text: z.string(),
+  resources: z.array(ResourceRef),
+  setAtSeq: z.number().int(),
+  source: z.string().optional(),
+});
 export type Goal = z.infer<typeof Goal>;
 
 export const Cap = z.object({ id: z.string(), name: z.string(), source: z.string() });
@@ -253,6 +263,8 @@ export const DecisionRecord = z.object({
    * delegations are acted on (or it moves on); true while held. Absent otherwise.
    */
   answerHeld: z.boolean().optional(),
+  /** The goal changes this input made (old and new statement); absent when it changed none. */
+  goals: z.array(GoalChange).optional(),
 });
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 
@@ -498,6 +510,8 @@ export const SessionState = z.object({
   artifacts: z.array(Artifact).default([]),
   /** Changes of the loaded capabilities, newest last, by orchestration or the agent (added without a schema bump). */
   capabilityRevisions: z.array(CapabilityRevision).default([]),
+  /** Every change of the goals, newest last: first task, new phase, refinement, approved proposal, command. */
+  goalHistory: z.array(GoalChange).default([]),
   /** Settings the worker's caps changed, newest last (workflows/run/setting-caps.ts). */
   settingsClamped: z.array(SettingClamp).default([]),
   /** The newest durable events, oldest first (contract/events.ts; workflows/ledger/events.ts appends). */
@@ -583,6 +597,8 @@ export const CARRIED_LISTS = {
   artifacts: { count: 100, bytes: 48 * KiB, share: 'trim', cap: { rank: 9.5, keep: 10 } },
   /** Capability changes (orchestration and the agent's loads); small, given up late. */
   capabilityRevisions: { count: 50, bytes: 24 * KiB, share: 'trim', cap: { rank: 10.5, keep: 5 } },
+  /** Goal changes; small, and what the Session was for, so given up late. */
+  goalHistory: { count: 50, bytes: 24 * KiB, share: 'trim', cap: { rank: 10.7, keep: 5 } },
   /** At most one entry per capped setting and run; tiny, so given up last. */
   settingsClamped: { count: 20, bytes: 4 * KiB, share: 'trim', cap: { rank: 11, keep: 0 } },
   /** The durable event log a reconnecting subscriber resumes from; the oldest go first. */

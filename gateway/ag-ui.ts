@@ -71,6 +71,7 @@ export const AG_UI_EVENT_MAPPING: Record<EventKind, string> = {
   'stage.started': '`STATE_DELTA` replacing `/stage`',
   'stage.finished': 'nothing',
   'capabilities.changed': '`STATE_DELTA` of `/capabilities`',
+  'goal.changed': '`STATE_DELTA` of `/goals`',
   'tool.proposed':
     '`TOOL_CALL_START` (toolCallId `<seq>:<step>:<callId>`, the tool), `TOOL_CALL_ARGS` (the arguments), `TOOL_CALL_END`',
   'approval.waiting':
@@ -216,6 +217,7 @@ export class AgUiRuns {
         this.patch({ ...this.state!, stage: event.stage });
         break;
       case 'capabilities.changed':
+      case 'goal.changed':
         await this.refresh();
         break;
       case 'tool.proposed': {

@@ -25,7 +25,7 @@ export const AGENT_DECISION_NOTES: Record<Decision, string> = {
   'out-of-scope':
     'It falls outside this Session’s responsibility: do not take it on here; hand it to a sub-session with session_create_sub or tell the user.',
   conflict:
-    'It fits the current phase but may conflict with the session-wide goal: do not silently replace the goal; point out the conflict and ask the user how to proceed.',
+    'It fits the current phase but may conflict with the session-wide goal: do not silently replace the goal; point out the conflict and ask the user how to proceed; once they confirm that the Session’s responsibility changes, propose the new goal with propose_goal_change.',
   uncertain:
     'The harness could not tell how it relates to the task: reason about it, and ask the user a short clarifying question if needed; do not change course silently.',
   degraded:

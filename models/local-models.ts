@@ -6,6 +6,7 @@
  * extraction by keyword extraction, orchestration by a score floor over the recall candidates,
  * compaction by an extractive summary. It has no agent model, so it never writes a reply.
  */
+import { taskStatement } from '../contract/goals.js';
 import { FAILURE } from '../contract/failures.js';
 import { deterministicHandoff, isPhaseRecord, renderHandoff } from '../contract/handoff.js';
 import { ApplicationFailure } from '@temporalio/common';
@@ -99,8 +100,10 @@ export class LocalModels implements RoleModels {
     return this.run({ role: 'relevance', request }, call);
   }
 
-  extract(request: ExtractRequest, call?: CallOptions): Promise<ExtractResult> {
-    return this.run({ role: 'extraction', request }, call);
+  /** The terms of the local scorer, and the message's deterministic task statement (null for none). */
+  async extract(request: ExtractRequest, call?: CallOptions): Promise<ExtractResult> {
+    const { terms } = await this.run({ role: 'extraction', request }, call);
+    return { terms, goal: taskStatement(request.task.message) || null };
   }
 
   orchestrate(request: OrchestrateRequest, call?: CallOptions): Promise<PartialSelection> {

@@ -47,14 +47,21 @@ ${RELEVANCE_RUBRIC}`;
  * kept only when the verdict opens a phase, whose goal is then this message.
  */
 export const UNDERSTANDING_SYSTEM = `${RELEVANCE_ROLE}
-You also extract retrieval terms for the task the message asks for.
-Answer with JSON only: {"phaseRelevance": number, "sessionRelevance": number, "terms": ["..."]}, each score between 0 and 1.
+You also extract retrieval terms for the task the message asks for, and state that task.
+Answer with JSON only: {"phaseRelevance": number, "sessionRelevance": number, "terms": ["..."], "goal": string or null, "refines": boolean}, each score between 0 and 1.
 
 ${RELEVANCE_RUBRIC}
 
 terms — 3 to 12 short retrieval terms (single words or short phrases) naming the activities, artifacts,
 formats, tools and domains the MESSAGE asks for, used to find the skills, tool sets and memories for it.
-Keep the message's language; add the English term as well when it is not in English. Do not restate the goals.`;
+Keep the message's language; add the English term as well when it is not in English. Do not restate the goals.
+
+refines — true when the message continues the current phase's work and adds a new constraint or a new
+detail of its deliverable ("also cover X", "keep it under 2 pages"); false otherwise.
+
+goal — one line of at most 200 characters in the message's language, an imperative task statement
+without greetings, thanks or filler: when refines is true, the current phase goal with the refinement
+folded in; otherwise the task the message asks for. null when the message states no task.`;
 
 /** The combined call's prompt: the relevance request as it is, under UNDERSTANDING_SYSTEM. */
 export function understandingPrompt(request: RelevanceRequest): ChatPrompt {
@@ -73,10 +80,14 @@ export function relevancePrompt(request: RelevanceRequest): ChatPrompt {
   };
 }
 
-export const EXTRACTION_SYSTEM = `You extract retrieval terms for finding the skills, tool sets and memories an agent needs for a task.
-Answer with JSON only: {"terms": ["..."]} — 3 to 12 short terms (single words or short phrases) naming the
-activities, artifacts, formats, tools and domains the task involves. Keep the task's language; add the
-English term as well when the task is not in English. Do not restate or rewrite the goals.`;
+export const EXTRACTION_SYSTEM = `You extract retrieval terms for finding the skills, tool sets and memories an agent needs for a task,
+and state the task the message asks for.
+Answer with JSON only: {"terms": ["..."], "goal": string or null}.
+terms — 3 to 12 short terms (single words or short phrases) naming the activities, artifacts, formats,
+tools and domains the task involves. Keep the task's language; add the English term as well when the
+task is not in English.
+goal — the task the MESSAGE asks for as one imperative line of at most 200 characters in its language,
+without greetings, thanks or filler; null when the message states no task (a greeting, "can you help me?").`;
 
 export function extractionPrompt(request: ExtractRequest): ChatPrompt {
   return { system: EXTRACTION_SYSTEM, user: JSON.stringify(request.task) };

@@ -161,9 +161,13 @@ describe('harness send', () => {
     expect(run.stdout).toBe(`sent message from-stdin to session ${sessionId}\n`);
     const view = await waitFor(
       () => client.snapshot(sessionId),
-      (v) => v.seq.lastBound === 1,
+      (v) => v.lastDecision?.seq === 1,
     );
-    expect(view.goals.session?.text).toBe('Summarise the meeting notes\n');
+    // The goal is the message's task statement; the message as sent stays its source.
+    expect(view.goals.session).toMatchObject({
+      text: 'Summarise the meeting notes',
+      source: 'Summarise the meeting notes\n',
+    });
   });
 
   it('exits 2 on invalid input, with one line on stderr naming the field', async () => {
@@ -207,6 +211,13 @@ describe('harness inspect, watch, list', () => {
     expect(run.stdout).toContain(`Session ${sessionId} — stage Idle · status active · run 1 · seq 2/2 · queue 0`);
     expect(run.stdout).toContain('decisions: initialize 1, continue 1');
     expect(run.stdout).toMatch(/│ session +│ Research ComfyUI and deliver a Markdown guide +│ 1 +│/);
+    // Each goal change is a line under the goals.
+    expect(run.stdout).toContain(
+      '  session goal by initialize at input #1: — → "Research ComfyUI and deliver a Markdown guide"',
+    );
+    expect(run.stdout).toContain(
+      '  phase goal by initialize at input #1: — → "Research ComfyUI and deliver a Markdown guide"',
+    );
     expect(run.stdout).toContain('Capabilities (revision 1)');
     expect(run.stdout).toMatch(/│ skill +│ \S+ +│/);
     expect(run.stdout).toMatch(/│ toolset +│ \S+ +│/);

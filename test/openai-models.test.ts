@@ -71,14 +71,22 @@ describe('OpenAIModels', () => {
     expect(format.json_schema.schema).toMatchObject({ additionalProperties: false });
   });
 
-  it('judges relevance and extracts terms in one call (understand), asking for both under the relevance model', async () => {
+  it('judges relevance, extracts terms and states the task in one call (understand), under the relevance model', async () => {
     server.enqueue('judge', {
-      json: { phaseRelevance: 0.2, sessionRelevance: 0.8, terms: [' docx ', 'word', 'docx'] },
+      json: {
+        phaseRelevance: 0.2,
+        sessionRelevance: 0.8,
+        terms: [' docx ', 'word', 'docx'],
+        goal: 'Convert the guide to Word',
+        refines: false,
+      },
     });
     expect(await models('json_schema').understand(request, call)).toEqual({
       phaseRelevance: 0.2,
       sessionRelevance: 0.8,
       terms: ['docx', 'word'],
+      goal: 'Convert the guide to Word',
+      refines: false,
     });
     const sent = server.requests('judge').at(-1)!;
     expect(sent.messages[0]?.content).toBe(UNDERSTANDING_SYSTEM);
@@ -89,8 +97,8 @@ describe('OpenAIModels', () => {
     expect(format.json_schema.name).toBe('understanding_output');
     expect(format.json_schema.schema).toMatchObject({
       additionalProperties: false,
-      required: ['phaseRelevance', 'sessionRelevance', 'terms'],
-      properties: { terms: { type: 'array', items: { type: 'string' } } },
+      required: ['phaseRelevance', 'sessionRelevance', 'terms', 'goal', 'refines'],
+      properties: { terms: { type: 'array', items: { type: 'string' } }, refines: { type: 'boolean' } },
     });
   });
 

@@ -733,6 +733,56 @@ describe.runIf(enabled)('record replay histories', () => {
     await record('agent-capabilities', handle);
   });
 
+  it('goal-statements: a greeting (no task), the first task stated, a refinement, a new phase, and a goal change confirmed after a conflict and approved', async () => {
+    forget('goal-statements');
+    const greeting = 'Hello, can you help me?';
+    const task = 'Please write the release notes for version 3, thanks!';
+    const statement = 'Write the release notes for version 3';
+    script.statement.set(task, statement);
+    script.selection.set(statement, { skills: [], toolsets: [] });
+    const handle = await startSession(w);
+    await send(handle, greeting);
+    await send(handle, task);
+    await decided(handle, 2);
+    const refinement = 'Also list the breaking changes first';
+    script.refines.add(refinement);
+    expect((await turn(handle, 3, refinement)).record?.goals?.[0]).toMatchObject({ level: 'phase', reason: 'refine' });
+    const phase = 'Could you now draft the announcement blog post?';
+    script.relevance.set(phase, [0.1, 0.9]);
+    script.statement.set(phase, 'Draft the announcement blog post');
+    script.selection.set('Draft the announcement blog post', { skills: [], toolsets: [] });
+    await send(handle, phase);
+    await decided(handle, 4);
+    const conflicting = 'Turn this into a migration guide instead';
+    script.relevance.set(conflicting, [0.9, 0.1]);
+    await send(handle, conflicting);
+    expect((await decided(handle, 5)).decision).toBe('conflict');
+    const confirmation = 'Yes, switch this Session to the migration guide';
+    const waiting = await turn(handle, 6, confirmation, [
+      {
+        toolCalls: [
+          {
+            id: 'call_goal',
+            name: 'propose_goal_change',
+            arguments: { goal: 'Write the migration guide for version 3', confirmation },
+          },
+        ],
+      },
+      { content: 'The Session now writes the migration guide.' },
+    ]);
+    expect(waiting).toMatchObject({ status: 'waiting', outcome: 'waiting-approval' });
+    const pending = await pendingApproval(handle);
+    await handle.signal(approvalSignal, {
+      approvalId: pending.approvalId,
+      argumentsHash: pending.argumentsHash,
+      approved: true,
+    });
+    const done = await handle.executeUpdate(resultUpdate, { args: [{ seq: 6, timeoutMs: 60_000 }] });
+    expect(done.record?.goals?.[0]).toMatchObject({ level: 'session', reason: 'proposal', callId: 'call_goal' });
+    await idle(handle);
+    await record('goal-statements', handle);
+  });
+
   it('sub-session-answers: a routed request and two delegations reusing call_1 answer back to the parent', async () => {
     for (const scenario of ['answers-parent', 'answers-routed-child', 'answers-delegated-child']) forget(scenario);
     const goal = 'Write the release notes for version 2';

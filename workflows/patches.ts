@@ -230,6 +230,14 @@ export const PATCHES = [
       'workflows/session.ts (used in workflows/agent/agent-loop.ts, workflows/process-input.ts, workflows/children/collaboration.ts)',
     why: "Runs recorded before it hand `session_create_sub` over with no mode and record no `delegations`: a sub-session's reply is recorded in the parent (record, history, transcript, children) and its agent acts on it only at the next user input; a sub-session answers its parent as soon as its own turn ends; the `result` update reports a delegating input `done` when its turn ends (`answers-*`, `agent-sub-session` histories). With it, a `collaborate` delegation's reply runs a follow-up turn of the parent's agent for the same input, which replaces the record's reply (`earlierReply` keeps the first), a caller waiting on that input waits for it (bounded by `subSessionReplyWaitMs`), a reply after the parent moved on is recorded with a note, and a sub-session holds its own answer until its follow-up (`collaborating-subsessions`, `collaborating-nested` histories).",
   },
+  {
+    id: 'goal-statements',
+    since: '2a9863b (2026-12-06)',
+    asked: 'start',
+    where:
+      'workflows/session.ts (used in workflows/process-input.ts, workflows/environment/goals.ts, workflows/agent/agent-loop.ts, workflows/agent/step-request.ts)',
+    why: "Runs recorded before it set the session goal to the first input's text word for word (a greeting included) and a new phase's goal to its message, before the extraction stage; a `continue` never changes the phase goal, and the agent is never offered `propose_goal_change` (a call of it goes to `runTool`, which answers that the Session runs it). With it goals are task statements committed after the extraction stage (the understanding call's or the extraction call's `goal`, else the deterministic statement), an input that states no task sets no goals and skips the environment stages (`no task stated`), a `continue` that `refines` updates the phase goal, and an approved `propose_goal_change` after a `conflict` or `uncertain` turn changes the session goal; each change is recorded (`goal-statements` history).",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -265,6 +273,7 @@ export const ASKED_AFTER_HANDLERS = [
   'agent-capabilities',
   'fewer-actions',
   'collaborating-subsessions',
+  'goal-statements',
 ] as const satisfies readonly PatchId[];
 
 /**

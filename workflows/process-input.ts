@@ -8,7 +8,8 @@ import { isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import type { AlignedTask } from '../contract/activity-contract.js';
 import { applySelection, completeSelection, emptyCandidates } from './environment/capability-diff.js';
 import { type Candidates } from '../contract/activity-contract.js';
-import { compactBeside, compactPhase, openPhase } from './environment/phases.js';
+import { compactBeside, compactPhase, endPhase, openPhase } from './environment/phases.js';
+import { commitTaskGoals, refinePhaseGoal, statesGoals } from './environment/goals.js';
 import { commitCapabilities } from './environment/capability-revisions.js';
 import { decide, preparesEnvironment, type DecisionOutcome } from './understanding/decide.js';
 import { runAgentTurn, type TurnExit } from './agent/agent-loop.js';
@@ -67,12 +68,14 @@ export function sessionContext(
     speculation: makeSpeculation(state, activities, meter, policy, {
       enabled: patches['speculative-agent-step'],
       likelyContinue: patches['fewer-actions'],
+      goalStatements: patches['goal-statements'],
     }),
     patches: {
       combinedUnderstanding: patches['combined-understanding'],
       compactionBeside: patches['compaction-beside'],
       agentCapabilities: patches['agent-capabilities'],
       collaborating: patches['collaborating-subsessions'],
+      goalStatements: patches['goal-statements'],
     },
     taskQueue: workflowInfo().taskQueue,
     meter,
@@ -114,7 +117,8 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
   const firstTask = state.goals.session === null || state.counts.bound === 1;
   // A continue-shaped Session sends the agent's first step beside the relevance call (speculation.ts).
   ctx.speculation.start(input, record, firstTask, decidedAhead(ctx, input, firstTask));
-  const { outcome, terms } = await understand(ctx, input, record, firstTask);
+  const understood = await understand(ctx, input, record, firstTask);
+  const { outcome } = understood;
   ctx.speculation.decided(outcome.decision);
   record.decision = outcome.decision;
   record.bands = outcome.bands;
@@ -122,43 +126,36 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
   emit(state, { kind: 'decision', decision: record.decision, scores: record.scores, degraded: record.degraded });
 
   const previousPhase = state.phases.at(-1);
-  if (outcome.decision === 'initialize') {
-    if (state.goals.session === null) {
-      const goal: Goal = { text: input.text, resources: input.resources, setAtSeq: input.seq };
-      state.goals.session = goal;
-      openPhase(state, goal, 'open');
-    } else if (state.goals.phase === null) {
-      openPhase(state, state.goals.session, 'open');
-    }
-  } else if (outcome.decision === 'new-phase') {
-    openPhase(state, { text: input.text, resources: input.resources, setAtSeq: input.seq }, 'open');
-  } else if (outcome.decision === 'out-of-scope') {
-    state.outOfScope.push({
-      seq: input.seq,
-      messageId: input.messageId,
-      text: input.text,
-      resources: input.resources,
-      from: input.from,
-      status: 'pending',
-      routedTo: null,
-      note: null,
-    });
-    keepLast(state.outOfScope, LIMITS.outOfScope);
-    // Sessions recorded before routing existed replay without it.
-    if (patched('route-out-of-scope')) await routeOutOfScope(ctx, input, record);
+  // The hand-off of the phase that ended is written beside the new phase's environment, not in front
+  // of it; the agent still waits for it. Sessions recorded before that compact after preparing.
+  const compacting = outcome.decision === 'new-phase' && previousPhase !== undefined;
+  const beside = compacting && ctx.patches.compactionBeside;
+  // Sessions recorded before statements set goals from the message at once; with them a first task's
+  // or a new phase's goals are committed after the extraction stage, from its statement. The phase
+  // that ended is over all the same, and its hand-off starts beside the extraction.
+  const stated = ctx.patches.goalStatements && statesGoals(state, outcome.decision);
+  if (stated && compacting) {
+    endPhase(previousPhase, input.seq);
+    input.phaseIndex = previousPhase.index + 1;
   }
+  let handoff = stated && beside ? compactBeside(ctx, previousPhase.index, record) : null;
+  const extracted = stated ? await taskTerms(ctx, record, statedTask(state, input), understood) : null;
+  const noTask = extracted !== null && !commitTaskGoals(state, record, input, extracted.goal);
+  // Awaited only when it routes: the other decisions add no step before the next command.
+  const routing = stated ? null : applyDecision(ctx, input, record, understood);
+  if (routing) await routing;
   input.phaseIndex = state.phases.at(-1)?.index ?? 0;
   ctx.show();
   // The goals are settled for this input: judge the next queued inputs against them meanwhile.
   ctx.lookahead?.fill();
 
-  // The hand-off of the phase that ended is written beside the new phase's environment, not in front
-  // of it; the agent still waits for it. Sessions recorded before that compact after preparing.
-  const compacting = outcome.decision === 'new-phase' && previousPhase !== undefined;
-  const handoff = compacting && ctx.patches.compactionBeside ? compactBeside(ctx, previousPhase.index, record) : null;
-  if (preparesEnvironment(outcome.decision)) {
+  if (beside && !stated) handoff = compactBeside(ctx, previousPhase.index, record);
+  if (noTask) {
+    for (const stage of [STAGE.discover, STAGE.orchestrate, STAGE.apply]) skipStage(record, stage, NO_TASK);
+  } else if (preparesEnvironment(outcome.decision)) {
     const mode = outcome.decision === 'initialize' ? 'init' : 'reconcile';
-    await prepareEnvironment(ctx, input, record, mode, outcome.decision === 'new-phase' ? terms : undefined);
+    const terms = extracted ?? (outcome.decision === 'new-phase' ? understood : {});
+    await prepareEnvironment(ctx, input, record, mode, terms, extracted !== null);
   }
   if (handoff) await handoff();
   else if (compacting) await compactPhase(ctx, previousPhase.index, record);
@@ -171,7 +168,7 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
     return 'finished';
   }
   const now = Date.now();
-  const skip = agentSkipReason(ctx, record);
+  const skip = noTask ? NO_TASK : agentSkipReason(ctx, record);
   if (skip !== null) {
     record.agent = {
       outcome: 'skipped',
@@ -201,6 +198,49 @@ async function throughTheLoop(ctx: SessionContext, input: BoundInput): Promise<T
   });
 }
 
+/**
+ * What a decision does to the goals where no task statement is committed for it: a refinement of the
+ * current work, and (in Sessions recorded before statements) the goals of a first task or a new phase
+ * set from the message; an out-of-scope request is kept, and the routing returned to be awaited.
+ */
+function applyDecision(
+  ctx: SessionContext,
+  input: BoundInput,
+  record: DecisionRecord,
+  understood: Understood,
+): Promise<void> | null {
+  const { state } = ctx;
+  const { outcome } = understood;
+  if (outcome.decision === 'continue' && understood.refines && ctx.patches.goalStatements) {
+    refinePhaseGoal(state, record, input, understood.goal);
+  } else if (outcome.decision === 'initialize') {
+    if (state.goals.session === null) {
+      const goal: Goal = { text: input.text, resources: input.resources, setAtSeq: input.seq };
+      state.goals.session = goal;
+      openPhase(state, goal, 'open');
+    } else if (state.goals.phase === null) {
+      openPhase(state, state.goals.session, 'open');
+    }
+  } else if (outcome.decision === 'new-phase') {
+    openPhase(state, { text: input.text, resources: input.resources, setAtSeq: input.seq }, 'open');
+  } else if (outcome.decision === 'out-of-scope') {
+    state.outOfScope.push({
+      seq: input.seq,
+      messageId: input.messageId,
+      text: input.text,
+      resources: input.resources,
+      from: input.from,
+      status: 'pending',
+      routedTo: null,
+      note: null,
+    });
+    keepLast(state.outOfScope, LIMITS.outOfScope);
+    // Sessions recorded before routing existed replay without it.
+    if (patched('route-out-of-scope')) return routeOutOfScope(ctx, input, record);
+  }
+  return null;
+}
+
 /** Why the agent does not act on this input, or null when it does. */
 function agentSkipReason(ctx: SessionContext, record: DecisionRecord): string | null {
   const { state } = ctx;
@@ -226,6 +266,36 @@ function decidedAhead(ctx: SessionContext, input: BoundInput, firstTask: boolean
 interface Understood {
   outcome: DecisionOutcome;
   terms?: string[] | undefined;
+  /** The understanding call's task statement (or refined phase goal), and whether the message refines. */
+  goal?: string | null | undefined;
+  refines?: boolean | undefined;
+}
+
+/** Why an input that states no task (a greeting before any task) skips the environment and the agent. */
+const NO_TASK = 'no task stated';
+
+/**
+ * The task as the extraction role sees it before the goals are committed: the phase the message
+ * opens is the message itself (as it was when its goals were set first), the session goal the
+ * Session's, or the message on a first task.
+ */
+function statedTask(state: SessionState, input: BoundInput): AlignedTask {
+  return {
+    sessionGoal: state.goals.session?.text ?? input.text,
+    phaseGoal: input.text,
+    message: input.text,
+    resources: input.resources,
+  };
+}
+
+/** The task as the extraction and orchestration roles see it: the goals it serves, the message as sent. */
+function alignedTask(state: SessionState, input: BoundInput): AlignedTask {
+  return {
+    sessionGoal: state.goals.session?.text ?? input.text,
+    phaseGoal: state.goals.phase?.text ?? input.text,
+    message: input.text,
+    resources: input.resources,
+  };
 }
 
 /** Stage 1: how does this input relate to the current phase and the Session? */
@@ -257,7 +327,7 @@ async function understand(
   const outcome = decide({ firstTask: false, relevance: { ok: true, scores: result.value }, thresholds });
   const last = record.stages.at(-1);
   if (outcome.degraded && last) last.outcome = `fallback: ${outcome.degraded}`;
-  return { outcome, terms: result.value.terms };
+  return { outcome, terms: result.value.terms, goal: result.value.goal, refines: result.value.refines };
 }
 
 /**
@@ -270,16 +340,12 @@ async function prepareEnvironment(
   input: BoundInput,
   record: DecisionRecord,
   mode: 'init' | 'reconcile',
-  understood: string[] | undefined,
+  understood: Pick<Understood, 'terms'>,
+  extracted: boolean,
 ): Promise<void> {
   const { state, activities } = ctx;
-  const task: AlignedTask = {
-    sessionGoal: state.goals.session?.text ?? input.text,
-    phaseGoal: state.goals.phase?.text ?? input.text,
-    message: input.text,
-    resources: input.resources,
-  };
-  const terms = await taskTerms(ctx, record, task, understood);
+  const task = alignedTask(state, input);
+  const terms = extracted ? (understood.terms ?? []) : (await taskTerms(ctx, record, task, understood)).terms;
 
   const rawText = task.phaseGoal === input.text ? input.text : `${task.phaseGoal}\n${input.text}`;
   const recalled = await runStage(record, STAGE.discover, ctx.show, () =>
@@ -319,23 +385,27 @@ async function prepareEnvironment(
 }
 
 /**
- * The retrieval terms of the aligned task: those the relevance call already extracted, or the
- * extraction role's. Sessions recorded before combined understanding always call extraction; their
- * relevance results carry no terms, so the patch is asked only when terms are there to use.
+ * The retrieval terms of the aligned task and its statement: those the relevance call already gave,
+ * or the extraction role's. Sessions recorded before combined understanding always call extraction;
+ * their relevance results carry no terms, so the patch is asked only when terms are there to use.
+ * A failed extraction gives no statement (undefined: the deterministic one stands in).
  */
 async function taskTerms(
   ctx: SessionContext,
   record: DecisionRecord,
   task: AlignedTask,
-  understood: string[] | undefined,
-): Promise<string[]> {
-  if (understood && understood.length > 0 && ctx.patches.combinedUnderstanding) {
+  understood: Pick<Understood, 'terms' | 'goal'>,
+): Promise<{ terms: string[]; goal?: string | null | undefined }> {
+  const { terms, goal } = understood;
+  if (terms && terms.length > 0 && ctx.patches.combinedUnderstanding) {
     recordStage(record, STAGE.extract, 'terms from the relevance call');
-    return understood;
+    return { terms, goal };
   }
   const extracted = await runStage(record, STAGE.extract, ctx.show, () => ctx.activities.extractTerms({ task }));
   if (!extracted.ok) record.fallbacks.push(`extraction: ${extracted.reason}; recall used the raw task text`);
-  return extracted.ok ? extracted.value.terms.filter((t) => t.trim()) : [];
+  return extracted.ok
+    ? { terms: extracted.value.terms.filter((t) => t.trim()), goal: extracted.value.goal }
+    : { terms: [] };
 }
 
 /** The business agent's single call, as Sessions made it before the tool loop (kept for replay). */

@@ -47,7 +47,7 @@ import { enter, startOf } from './run/enter.js';
 import { canIdleClose, closeIdle, idleTimeoutOf } from './run/lifecycle.js';
 import { applyCaps } from './run/setting-caps.js';
 import { askWorkerPolicy } from './stages/activity-proxies.js';
-import { buildView, lastN } from './view/view.js';
+import { buildView, goalsView, lastN } from './view/view.js';
 import { makeStagePublisher } from './view/visibility.js';
 
 /** Workflow type `session`. */
@@ -107,7 +107,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   if (early['submit-after-control']) registerSubmit();
   control.registerUpdates();
 
-  setHandler(goalsQuery, () => state.goals, { description: DESCRIPTIONS.goals });
+  setHandler(goalsQuery, () => goalsView(state), { description: DESCRIPTIONS.goals });
   setHandler(capabilitiesQuery, () => state.capabilities, { description: DESCRIPTIONS.capabilities });
   setHandler(decisionsQuery, (options) => lastN(state.decisions, options?.limit), {
     description: DESCRIPTIONS.decisions,

@@ -327,6 +327,7 @@ export const A2A_EVENT_EFFECT: Record<EventKind, string> = {
   'stage.started': 'nothing',
   'stage.finished': 'nothing',
   'capabilities.changed': 'nothing',
+  'goal.changed': 'nothing',
   'tool.proposed': 'nothing',
   'approval.waiting':
     'status `input-required`; its message has a text part naming the call and a data part `{approval: {approvalId, callId, tool, arguments, argumentsHash}}`; the stream ends',

@@ -205,3 +205,35 @@ export const capabilityAgent: Handler = (req): Reply => {
   }
   return { content: `No capability in the catalog offers ${next.name}.` };
 };
+
+/** A user's confirmation that the Session's responsibility changes: "Yes, switch this Session to: <task>". */
+const CONFIRMS_SWITCH = /\byes\b[^:]*\bswitch this session to:\s*(.+)$/i;
+
+/**
+ * The honest agent of goal changes. From its request alone:
+ * - after a `propose_goal_change` result: replies with that result;
+ * - the request offers `propose_goal_change` and the newest user message confirms a switch ("Yes,
+ *   switch this Session to: <task>"): proposes <task> as the session goal, quoting the user's words;
+ * - the request offers it without such a confirmation (a conflict or uncertainty): asks the user
+ *   whether to switch, naming the session goal its system message states;
+ * - otherwise: says it works on the phase goal its system message states.
+ */
+export const goalAgent: Handler = (req): Reply => {
+  const last = req.messages.at(-1);
+  if (last?.role === 'tool') return { content: `Noted: ${last.content}` };
+  const system = req.messages.find((m) => m.role === 'system')?.content ?? '';
+  const goalLine = (label: string) => new RegExp(`^${label}: (.*)$`, 'm').exec(system)?.[1] ?? '';
+  const user = [...req.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  if (offers(req, 'propose_goal_change')) {
+    const confirmed = CONFIRMS_SWITCH.exec(user);
+    if (confirmed?.[1]) {
+      return {
+        toolCalls: [{ name: 'propose_goal_change', arguments: { goal: confirmed[1].trim(), confirmation: user } }],
+      };
+    }
+    return {
+      content: `That differs from this Session's goal "${goalLine('Session-wide goal')}". Should I switch this Session to it?`,
+    };
+  }
+  return { content: `Working on: ${goalLine('Current phase goal')}` };
+};

@@ -6,7 +6,7 @@
  * server restarts and continue-as-new; a restart never runs a tool without its approval.
  */
 import { condition, isCancellation, patched } from '@temporalio/workflow';
-import { CreateSubArgs, isCapabilityTool } from '../../contract/builtin-tools.js';
+import { CreateSubArgs, GOAL_TOOL, isCapabilityTool } from '../../contract/builtin-tools.js';
 import { MAX_TEXT_CHARS, type ResourceRef } from '../../contract/messages.js';
 import { clip, describeIssues, parseJson } from '../../contract/text.js';
 import type { AgentStepRequest } from '../../contract/activity-contract.js';
@@ -22,6 +22,7 @@ import { requestOf, userItem } from './step-request.js';
 import { interruptCalls, nextAction, sealStep, startStep, type RunVia } from './tool-calls.js';
 import { runCapabilityTool } from './capability-tools.js';
 import { mergeWaiting, waitsToJoin } from './merge.js';
+import { runGoalTool } from './goal-tool.js';
 import { clipReason } from '../../contract/budget.js';
 import { approvalContextOf, approvalIdOf, argumentsHashOf, finishCall } from '../../contract/pending-calls.js';
 import { emit, emitCallFinished, lastEventId } from '../ledger/events.js';
@@ -168,6 +169,8 @@ async function runCall(ctx: SessionContext, turn: ActiveTurn, call: PendingCall,
       await runCapabilityTool(ctx, turn, call, via);
       return;
     }
+    // Likewise for a goal proposal in runs recorded before goal statements (no worker offered it then).
+    if (via === GOAL_TOOL && ctx.patches.goalStatements) return runGoalTool(ctx, turn, call);
     if (via === 'session_create_sub') {
       // The worker checked the arguments against the derived JSON Schema; this parse only types them.
       const parsed = CreateSubArgs.safeParse(parseJson(call.arguments));
@@ -302,7 +305,7 @@ function handedOver(
 
 /** The facts the model step is given; compacts older sealed items first when over the budget. */
 async function stepRequest(ctx: SessionContext, turn: ActiveTurn): Promise<AgentStepRequest> {
-  return requestOf(ctx.state, turn, await contextWindow(ctx, turn));
+  return requestOf(ctx.state, turn, await contextWindow(ctx, turn), ctx.patches.goalStatements);
 }
 
 /** Ends the turn: finishes the input's decision record and makes the Session ready for the next input. */

@@ -103,6 +103,8 @@ export interface SpeculationRule {
   enabled: boolean;
   /** `patched('fewer-actions')`: only where a continue is the likely outcome (module comment). */
   likelyContinue: boolean;
+  /** `patched('goal-statements')`: the request offers `propose_goal_change` where the real one would. */
+  goalStatements?: boolean;
 }
 
 export function makeSpeculation(
@@ -141,7 +143,12 @@ export function makeSpeculation(
       }
       const window = phaseItems(state, [...state.transcript, userItem(input)]);
       if (jsonBytes(window) > state.settings.agentContextBytes) return;
-      const request = requestOf(state, { from: input.from, steps: 1, record: { decision: 'continue' } }, window);
+      const request = requestOf(
+        state,
+        { from: input.from, steps: 1, record: { decision: 'continue' } },
+        window,
+        rule.goalStatements === true,
+      );
       const scope = scopes.child();
       const ahead = { ...request, speculative: true, afterEvent: lastEventId(state) };
       const answer = scope.run(() => activities.agentStepAhead(ahead));

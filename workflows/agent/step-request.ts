@@ -8,6 +8,7 @@
 import type { AgentStepRequest } from '../../contract/activity-contract.js';
 import type { ActiveTurn, BoundInput, DecisionRecord, SessionState } from '../../contract/state.js';
 import type { TranscriptItem } from '../../contract/transcript.js';
+import { offersGoalChange } from './goal-tool.js';
 
 /** The transcript item a turn begins with: the input as the user (or the routing Session) sent it. */
 export function userItem(input: BoundInput): TranscriptItem {
@@ -28,7 +29,13 @@ export type StepOf = Pick<ActiveTurn, 'from' | 'steps'> & { record: Pick<Decisio
  * for the first step started ahead (speculation.ts): that one stands in for the real first step only
  * because the two requests are the same.
  */
-export function requestOf(state: SessionState, turn: StepOf, window: TranscriptItem[]): AgentStepRequest {
+export function requestOf(
+  state: SessionState,
+  turn: StepOf,
+  window: TranscriptItem[],
+  /** Goal statements (the `goal-statements` patch): `propose_goal_change` is offered where it fits. */
+  goalStatements = false,
+): AgentStepRequest {
   return {
     sessionId: state.sessionId,
     ...(turn.from?.kind === 'user' && turn.from.id ? { userId: turn.from.id } : {}),
@@ -45,5 +52,6 @@ export function requestOf(state: SessionState, turn: StepOf, window: TranscriptI
     toolsets: state.capabilities.toolsets.map((c) => c.id),
     memories: state.capabilities.memories.map((c) => c.id),
     step: turn.steps,
+    ...(goalStatements && offersGoalChange(state, turn.record.decision) ? { offerGoalChange: true } : {}),
   };
 }

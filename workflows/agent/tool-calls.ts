@@ -8,7 +8,7 @@
  *
  * Pure module: safe to import from workflow code.
  */
-import { isCapabilityTool, type CapabilityTool } from '../../contract/builtin-tools.js';
+import { GOAL_TOOL, isCapabilityTool, type CapabilityTool } from '../../contract/builtin-tools.js';
 import { finishCall } from '../../contract/pending-calls.js';
 import type { ActiveTurn, AgentToolCall, PendingCall, SessionState } from '../../contract/state.js';
 import { clipBytes } from '../../contract/text.js';
@@ -19,7 +19,7 @@ import { recordStepArtifacts } from './artifacts.js';
 const RECORD_FIELD_BYTES = 1024;
 
 /** Where a call that runs now is run: an MCP server, or the built-in of that name. */
-export type RunVia = 'mcp' | 'memory_save' | 'session_create_sub' | CapabilityTool;
+export type RunVia = 'mcp' | 'memory_save' | 'session_create_sub' | CapabilityTool | typeof GOAL_TOOL;
 
 /** What the turn must do next for a call. */
 export type NextAction =
@@ -67,6 +67,7 @@ export function nextAction(call: PendingCall): NextAction {
   if (call.execution === 'external') return { kind: 'await-result' };
   if (call.execution === 'builtin') {
     if (isCapabilityTool(call.tool)) return { kind: 'run', via: call.tool };
+    if (call.tool === GOAL_TOOL) return { kind: 'run', via: GOAL_TOOL };
     return { kind: 'run', via: call.tool === 'session_create_sub' ? 'session_create_sub' : 'memory_save' };
   }
   return { kind: 'run', via: 'mcp' };

@@ -4,6 +4,9 @@
  * reach the relevance role or become task inputs.
  */
 import { openPhase } from '../environment/phases.js';
+import { recordGoalChange } from '../environment/goals.js';
+import { STATEMENT_CHARS } from '../../contract/goals.js';
+import { clip } from '../../contract/text.js';
 import type { ControlKind } from '../../contract/control-signals.js';
 import type { BudgetPatch, CommandInput } from '../../contract/messages.js';
 import type { Budget } from '../../contract/usage.js';
@@ -18,12 +21,28 @@ import {
 
 export type { ControlKind };
 
-/** Replaces goals by command. A new phase goal opens a new phase; nothing is compacted by a command. */
+/**
+ * Replaces goals by command, each change recorded in the goal history. A new phase goal opens a new
+ * phase; nothing is compacted by a command.
+ */
 export function setGoals(state: SessionState, patch: { session?: string; phase?: string }): void {
   const at = state.boundSeq;
   const goal = (text: string): Goal => ({ text, resources: [], setAtSeq: at });
-  if (patch.session !== undefined) state.goals.session = goal(patch.session);
+  const change = (level: 'session' | 'phase', text: string) => ({
+    level,
+    reason: 'command' as const,
+    seq: at,
+    old: state.goals[level] ? clip(state.goals[level].text, STATEMENT_CHARS) : null,
+    new: clip(text, STATEMENT_CHARS),
+    callId: null,
+    at: Date.now(),
+  });
+  if (patch.session !== undefined) {
+    recordGoalChange(state, null, change('session', patch.session));
+    state.goals.session = goal(patch.session);
+  }
   if (patch.phase !== undefined) {
+    recordGoalChange(state, null, change('phase', patch.phase));
     openPhase(state, goal(patch.phase), 'skipped');
   } else if (state.goals.phase === null && state.goals.session !== null) {
     openPhase(state, state.goals.session, 'skipped');

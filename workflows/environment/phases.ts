@@ -2,7 +2,15 @@
  * Task phases: opening a new one (a new-phase decision, a first task, a `set-goals` command) and
  * offering the one that ended to the compaction role.
  */
-import { LIMITS, STAGE, keepLast, type DecisionRecord, type Goal, type SessionState } from '../../contract/state.js';
+import {
+  LIMITS,
+  STAGE,
+  keepLast,
+  type DecisionRecord,
+  type Goal,
+  type Phase,
+  type SessionState,
+} from '../../contract/state.js';
 import { patched } from '@temporalio/workflow';
 import { HANDOFF_BYTES } from '../../contract/handoff.js';
 import { clipBytes } from '../../contract/text.js';
@@ -10,11 +18,16 @@ import { fallbackSummary, phaseRecord } from './handoff.js';
 import type { SessionContext } from '../stages/session-context.js';
 import { runStage, type StageShow } from '../stages/stage-runner.js';
 
+/** Ends `phase` before input `seq`, if it has not ended yet. */
+export function endPhase(phase: Phase, seq: number): void {
+  if (phase.endedAtSeq === null) phase.endedAtSeq = Math.max(phase.startedAtSeq, seq - 1);
+}
+
 /** Ends the current phase (if any) with the given compaction state and starts a new one with `goal`. */
 export function openPhase(state: SessionState, goal: Goal, endedAs: 'open' | 'skipped'): void {
   const previous = state.phases.at(-1);
   if (previous && previous.endedAtSeq === null) {
-    previous.endedAtSeq = Math.max(previous.startedAtSeq, goal.setAtSeq - 1);
+    endPhase(previous, goal.setAtSeq);
     previous.compaction = endedAs === 'skipped' ? 'skipped' : previous.compaction;
   }
   state.goals.phase = goal;

@@ -31,6 +31,8 @@ export interface SessionContext {
     readonly agentCapabilities: boolean;
     /** `session_create_sub` has a mode, and a collaborating sub-session's reply runs a follow-up turn (children/collaboration.ts). */
     readonly collaborating: boolean;
+    /** Goals are task statements with a lifecycle (environment/goals.ts, agent/goal-tool.ts). */
+    readonly goalStatements: boolean;
   };
   /** Counts model usage toward the Session and the input being processed, and tells calls their budget. */
   readonly meter: UsageMeter;

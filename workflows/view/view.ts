@@ -2,7 +2,7 @@
  * Read models of the Session: what queries return and what the Temporal Web UI shows as the
  * workflow's current details. Pure functions of SessionState.
  */
-import type { SessionView } from '../../contract/queries.js';
+import type { GoalsResult, SessionView } from '../../contract/queries.js';
 import type { SessionStage, SessionState } from '../../contract/state.js';
 import { clip, clipBytes } from '../../contract/text.js';
 import { describeSum } from '../../contract/usage.js';
@@ -14,6 +14,14 @@ import {
   resultIdOf,
   waitingApprovals,
 } from '../../contract/pending-calls.js';
+
+/** Goal changes the `goals` and `snapshot` queries show. */
+const GOAL_CHANGES_SHOWN = 10;
+
+/** The `goals` query: the goals and their newest changes. */
+export function goalsView(state: SessionState): GoalsResult {
+  return { ...state.goals, history: state.goalHistory.slice(-GOAL_CHANGES_SHOWN) };
+}
 
 export function buildView(state: SessionState, stage: SessionStage): SessionView {
   const current = state.phases.at(-1);
@@ -42,6 +50,7 @@ export function buildView(state: SessionState, stage: SessionStage): SessionView
       : null,
     capabilities: state.capabilities,
     capabilityRevisions: state.capabilityRevisions.slice(-10),
+    goalHistory: state.goalHistory.slice(-GOAL_CHANGES_SHOWN),
     lastDecision: state.decisions.at(-1) ?? null,
     pendingOutOfScope: state.outOfScope.filter((r) => r.status === 'pending').length,
     children: state.children,
