@@ -18,7 +18,12 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Context } from '@temporalio/activity';
 import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from '@a2a-js/sdk/client';
 import { z } from 'zod';
 import { canonicalHost, nonPublicReason, normaliseHost } from '../contract/url-hosts.js';
 import { clipToolOutput } from '../contract/transcript.js';
@@ -99,7 +104,9 @@ export function parseRemoteAgents(env: NodeJS.ProcessEnv): RemoteAgents {
     if (entry.tokenEnv) {
       token = env[entry.tokenEnv]?.trim();
       if (!token) {
-        throw new RemoteAgentsConfigError(`HARNESS_A2A_AGENTS: ${name}.tokenEnv names ${entry.tokenEnv}, which is unset`);
+        throw new RemoteAgentsConfigError(
+          `HARNESS_A2A_AGENTS: ${name}.tokenEnv names ${entry.tokenEnv}, which is unset`,
+        );
       }
     }
     agents[name] = {
@@ -154,7 +161,9 @@ export function guardedFetch(
       try {
         addresses = await resolve(host);
       } catch (err) {
-        throw new RemoteAgentRefusal(`${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+        throw new RemoteAgentRefusal(
+          `${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        );
       }
       for (const { address } of addresses) {
         const reason = nonPublicReason(address);
@@ -173,7 +182,12 @@ function cardLocation(url: string): [string, string | undefined] {
   return new URL(url).pathname.endsWith('.json') ? [url, ''] : [url.replace(/\/+$/, ''), undefined];
 }
 
-const text = (value: string): Part => ({ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: {} });
+const text = (value: string): Part => ({
+  content: { $case: 'text', value },
+  mediaType: 'text/plain',
+  filename: '',
+  metadata: {},
+});
 
 function partsText(parts: readonly Part[] | undefined): string {
   return (parts ?? []).flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : [])).join('\n');
@@ -274,7 +288,9 @@ export async function callRemoteAgent(deps: ActivityDeps, request: CallRemoteAge
     const answer = taskText(task);
     if (state === TaskState.TASK_STATE_COMPLETED) return { output: clipToolOutput(answer), isError: false };
     return {
-      output: clipToolOutput(`the remote agent ${agent.name} ended the task ${STATE_WORDS[state] ?? String(state)}: ${answer}`),
+      output: clipToolOutput(
+        `the remote agent ${agent.name} ended the task ${STATE_WORDS[state] ?? String(state)}: ${answer}`,
+      ),
       isError: state !== TaskState.TASK_STATE_INPUT_REQUIRED && state !== TaskState.TASK_STATE_AUTH_REQUIRED,
     };
   } catch (err) {

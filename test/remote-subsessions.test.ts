@@ -1,0 +1,279 @@
+/**
+ * Sub-sessions that are remote A2A agents, on a real Temporal server with a real worker: the remote
+ * agent is served by `@a2a-js/sdk`'s own server classes (DefaultRequestHandler, an InMemoryTaskStore
+ * and an AgentExecutor whose answer is made only from the request's text) on 127.0.0.1, let through
+ * with the allow list. The parent's scripted agent knows only its requests: it calls
+ * `session_create_sub` with `agent`, and can repeat the remote answer only because it comes back as
+ * the call's result. A retried activity follows the task it sent and does not send again; an unknown
+ * agent is a tool error the model sees; a non-public URL without the allow list stops the worker's
+ * configuration.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER, AGENT_CARD_PATH, AgentCard, Role, TaskState } from '@a2a-js/sdk';
+import {
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  JsonRpcTransportHandler,
+  ServerCallContext,
+  type AgentExecutor,
+} from '@a2a-js/sdk/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionClient } from '../client/index.js';
+import { callRemoteAgent, parseRemoteAgents } from '../activities/remote-agent.js';
+import type { ActivityDeps } from '../activities/deps.js';
+import { ConfigError, loadConfig } from '../worker/config.js';
+import { MODEL, scriptedModels, startWorker, type TestWorker } from './support/harness.js';
+import { ScriptedModelServer, type RecordedRequest, type Reply } from './support/model-server.js';
+import { scriptRoles } from './support/scripted-roles.js';
+
+/** What each user message asks the parent's agent to send, and to whom. */
+const ASKS: Record<string, { agent: string; text: string }> = {
+  'Ask the weather agent whether it rains in Hangzhou on Friday': { agent: 'weather', text: 'Hangzhou rain Friday' },
+  'Ask the weather agent about fog in Paris on Monday': { agent: 'weather', text: 'Paris fog Monday' },
+  'Ask the tide agent about Brest': { agent: 'tide', text: 'Brest tides' },
+};
+
+/** The remote agent's answer: made from the request's text alone. */
+const forecast = (text: string) => `Forecast for "${text}": ${text.split(' ').length} words, ${text.length} characters`;
+
+/** The honest parent: it delegates what it is asked to, and repeats what the call's result says. */
+function honestParent(req: RecordedRequest): Reply {
+  const last = req.messages.at(-1);
+  if (last?.role === 'tool') return { content: `The remote agent said: ${last.content}` };
+  const newest = req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+  const ask = ASKS[newest];
+  if (!ask) return { content: `Working on: ${newest}` };
+  return { toolCalls: [{ id: 'call_1', name: 'session_create_sub', arguments: ask }] };
+}
+
+let server: ScriptedModelServer;
+let worker: TestWorker;
+let client: SessionClient;
+let remote: Server;
+let remoteUrl: string;
+/** The message ids the remote agent received (each SendMessage it ran). */
+const received: string[] = [];
+/** GetTask requests the remote answered. */
+let getTasks = 0;
+/** When set, the next GetTask is answered 500 (the activity's attempt fails and is retried). */
+let failNextGetTask = false;
+
+const executor: AgentExecutor = {
+  execute: async (request, bus) => {
+    const { taskId, contextId } = request;
+    const message = request.userMessage;
+    received.push(message.messageId);
+    const text = message.parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : [])).join('\n');
+    const status = (state: TaskState, answer?: string) => ({
+      state,
+      timestamp: new Date().toISOString(),
+      message:
+        answer === undefined
+          ? undefined
+          : {
+              messageId: `${taskId}:answer`,
+              contextId,
+              taskId,
+              role: Role.ROLE_AGENT,
+              parts: [
+                {
+                  content: { $case: 'text' as const, value: answer },
+                  mediaType: 'text/plain',
+                  filename: '',
+                  metadata: {},
+                },
+              ],
+              metadata: {},
+              extensions: [],
+              referenceTaskIds: [],
+            },
+    });
+    bus.publish(
+      AgentEvent.task({
+        id: taskId,
+        contextId,
+        status: status(TaskState.TASK_STATE_WORKING),
+        history: [message],
+        artifacts: [],
+        metadata: {},
+      }),
+    );
+    // Working for a while, so the caller polls the task.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: status(TaskState.TASK_STATE_COMPLETED, forecast(text)),
+        metadata: {},
+      }),
+    );
+    bus.finished();
+  },
+  cancelTask: () => Promise.resolve(),
+};
+
+async function startRemote(): Promise<void> {
+  let card: AgentCard | undefined;
+  let transport: JsonRpcTransportHandler | undefined;
+  remote = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      void (async () => {
+        if (req.method === 'GET' && req.url === `/${AGENT_CARD_PATH}`) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(AgentCard.toJSON(card!)));
+          return;
+        }
+        const call = JSON.parse(body) as { method: string; id: unknown };
+        if (call.method === 'GetTask') {
+          getTasks++;
+          if (failNextGetTask) {
+            failNextGetTask = false;
+            res.writeHead(500).end('the remote is briefly down');
+            return;
+          }
+        }
+        const version = req.headers[A2A_VERSION_HEADER.toLowerCase()];
+        const context = new ServerCallContext(typeof version === 'string' ? { requestedVersion: version } : {});
+        const answer = await transport!.handle(call as unknown as Record<string, unknown>, context);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
+  remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}`;
+  card = {
+    name: 'Weather',
+    description: 'Answers weather questions.',
+    version: '1',
+    provider: undefined,
+    supportedInterfaces: [
+      { url: `${remoteUrl}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: A2A_PROTOCOL_VERSION, tenant: '' },
+    ],
+    capabilities: { streaming: false, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [],
+    signatures: [],
+  };
+  transport = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor));
+}
+
+beforeAll(async () => {
+  await startRemote();
+  server = await ScriptedModelServer.start();
+  const script = scriptRoles(server);
+  for (const text of Object.keys(ASKS)) script.selection.set(text, { skills: [] });
+  server.on(MODEL.agent, honestParent);
+  const remoteAgents = parseRemoteAgents({
+    HARNESS_A2A_AGENTS: JSON.stringify({ weather: { url: remoteUrl, description: 'weather forecasts' } }),
+    HARNESS_A2A_AGENTS_ALLOW_HOSTS: '127.0.0.1',
+  });
+  worker = await startWorker({ models: scriptedModels(server), remoteAgents: { ...remoteAgents, pollMs: 100 } });
+  client = new SessionClient(worker.client, { taskQueue: worker.taskQueue });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await server?.close();
+  await new Promise((resolve) => (remote ? remote.close(resolve) : resolve(undefined)));
+});
+
+const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+
+describe('session_create_sub with a remote A2A agent', () => {
+  it('is offered with the configured names, and the remote answer reaches the final reply', async () => {
+    const sessionId = unique('remote');
+    const before = received.length;
+    const ask = 'Ask the weather agent whether it rains in Hangzhou on Friday';
+    const done = await client.submit(sessionId, { text: ask }, { wait: { timeoutMs: 30_000 } });
+    const record = done.decision!;
+    expect(record.agent?.outcome).toBe('replied');
+    expect(record.agent?.reply).toBe(`The remote agent said: ${forecast('Hangzhou rain Friday')}`);
+    expect(record.remote).toEqual([
+      expect.objectContaining({ callId: 'call_1', agent: 'weather', outcome: 'answered' }),
+    ]);
+    // One message, its id the call's: <sessionId>:<seq>:<callId>.
+    expect(received.slice(before)).toEqual([`${sessionId}:${done.seq}:call_1`]);
+
+    const offered = server.requests(MODEL.agent)[0]!.tools.find((t) => t.name === 'session_create_sub')!;
+    expect(offered.description).toContain('weather (weather forecasts)');
+    expect(offered.parameters).toMatchObject({ properties: { agent: { enum: ['weather'] } } });
+  });
+
+  it('is sent once when the activity is retried: the retry follows the task the first attempt sent', async () => {
+    const sessionId = unique('remote-retry');
+    const before = received.length;
+    const polled = getTasks;
+    failNextGetTask = true;
+    const done = await client.submit(
+      sessionId,
+      { text: 'Ask the weather agent about fog in Paris on Monday' },
+      { wait: { timeoutMs: 30_000 } },
+    );
+    expect(failNextGetTask).toBe(false);
+    expect(done.decision!.agent?.reply).toBe(`The remote agent said: ${forecast('Paris fog Monday')}`);
+    expect(received.slice(before)).toEqual([`${sessionId}:${done.seq}:call_1`]);
+    // The failed poll and at least one by the retry.
+    expect(getTasks - polled).toBeGreaterThanOrEqual(2);
+  });
+
+  it('answers an unknown agent name with a tool error the model sees, and sends nothing', async () => {
+    const before = received.length;
+    const done = await client.submit(
+      unique('remote-unknown'),
+      { text: 'Ask the tide agent about Brest' },
+      { wait: { timeoutMs: 30_000 } },
+    );
+    const reply = done.decision!.agent?.reply ?? '';
+    // The worker checks the arguments against the offered schema (agent: enum of the configured names).
+    expect(reply).toBe(
+      'The remote agent said: [error] invalid arguments for session_create_sub: arguments/agent must be equal to one of the allowed values',
+    );
+    expect(done.decision!.remote).toBeUndefined();
+    expect(received.length).toBe(before);
+  });
+});
+
+describe('the callRemoteAgent activity', () => {
+  it('answers a name the worker does not know (a run on a worker configured otherwise) as a tool error', async () => {
+    const deps = { remoteAgents: { agents: {}, allowHosts: [] } } as unknown as ActivityDeps;
+    const request = { sessionId: 's', seq: 1, callId: 'call_1', agent: 'tide', text: 'Brest tides' };
+    await expect(callRemoteAgent(deps, request)).resolves.toEqual({
+      output: 'session_create_sub: no remote agent named "tide" is configured',
+      isError: true,
+    });
+  });
+});
+
+describe('HARNESS_A2A_AGENTS at start', () => {
+  it('refuses a non-public URL unless HARNESS_A2A_AGENTS_ALLOW_HOSTS names its host', () => {
+    const agents = JSON.stringify({ inside: { url: 'http://10.0.0.7:8080/.well-known/agent-card.json' } });
+    expect(() => loadConfig({ HARNESS_A2A_AGENTS: agents })).toThrow(ConfigError);
+    expect(() => loadConfig({ HARNESS_A2A_AGENTS: agents })).toThrow(
+      /HARNESS_A2A_AGENTS: inside\.url: 10\.0\.0\.7 is a private address/,
+    );
+    expect(() => loadConfig({ HARNESS_A2A_AGENTS: JSON.stringify({ me: { url: 'http://0x7f.1/' } }) })).toThrow(
+      /127\.0\.0\.1 is a loopback address/,
+    );
+    const allowed = loadConfig({ HARNESS_A2A_AGENTS: agents, HARNESS_A2A_AGENTS_ALLOW_HOSTS: '10.0.0.7' });
+    expect(Object.keys(allowed.remoteAgents.agents)).toEqual(['inside']);
+  });
+
+  it('refuses a value that is not the documented shape, naming the variable', () => {
+    expect(() => loadConfig({ HARNESS_A2A_AGENTS: '{"x": ' })).toThrow(/HARNESS_A2A_AGENTS: not JSON/);
+    expect(() => loadConfig({ HARNESS_A2A_AGENTS: JSON.stringify({ x: { url: 'ftp://example.com/' } }) })).toThrow(
+      /HARNESS_A2A_AGENTS: x\.url/,
+    );
+    expect(() =>
+      loadConfig({
+        HARNESS_A2A_AGENTS: JSON.stringify({ x: { url: 'https://example.com/', tokenEnv: 'NOPE_TOKEN' } }),
+      }),
+    ).toThrow(/x\.tokenEnv names NOPE_TOKEN, which is unset/);
+  });
+});
