@@ -116,18 +116,20 @@ const executor: AgentExecutor = {
 };
 
 async function startRemote(): Promise<void> {
-  let card: AgentCard | undefined;
-  let transport: JsonRpcTransportHandler | undefined;
+  // Both made once the server listens (the card names its URL).
+  const served: { card?: AgentCard; transport?: JsonRpcTransportHandler } = {};
   remote = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       void (async () => {
         if (req.method === 'GET' && req.url === `/${AGENT_CARD_PATH}`) {
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(AgentCard.toJSON(card!)));
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify(AgentCard.toJSON(served.card!)));
           return;
         }
-        const call = JSON.parse(body) as { method: string; id: unknown };
+        const call = JSON.parse(body) as Record<string, unknown>;
         if (call.method === 'GetTask') {
           getTasks++;
           if (failNextGetTask) {
@@ -138,14 +140,14 @@ async function startRemote(): Promise<void> {
         }
         const version = req.headers[A2A_VERSION_HEADER.toLowerCase()];
         const context = new ServerCallContext(typeof version === 'string' ? { requestedVersion: version } : {});
-        const answer = await transport!.handle(call as unknown as Record<string, unknown>, context);
+        const answer = await served.transport!.handle(call, context);
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
       })();
     });
   });
   await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
   remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}`;
-  card = {
+  const card: AgentCard = {
     name: 'Weather',
     description: 'Answers weather questions.',
     version: '1',
@@ -161,7 +163,8 @@ async function startRemote(): Promise<void> {
     skills: [],
     signatures: [],
   };
-  transport = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor));
+  served.card = card;
+  served.transport = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor));
 }
 
 beforeAll(async () => {
