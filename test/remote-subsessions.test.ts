@@ -8,17 +8,6 @@
  * agent is a tool error the model sees; a non-public URL without the allow list stops the worker's
  * configuration.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { A2A_PROTOCOL_VERSION, A2A_VERSION_HEADER, AGENT_CARD_PATH, AgentCard, Role, TaskState } from '@a2a-js/sdk';
-import {
-  AgentEvent,
-  DefaultRequestHandler,
-  InMemoryTaskStore,
-  JsonRpcTransportHandler,
-  ServerCallContext,
-  type AgentExecutor,
-} from '@a2a-js/sdk/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionClient } from '../client/index.js';
 import { callRemoteAgent, parseRemoteAgents } from '../activities/remote-agent.js';
@@ -27,6 +16,7 @@ import { ConfigError, loadConfig } from '../worker/config.js';
 import { MODEL, scriptedModels, startWorker, type TestWorker } from './support/harness.js';
 import { ScriptedModelServer, type RecordedRequest, type Reply } from './support/model-server.js';
 import { scriptRoles } from './support/scripted-roles.js';
+import { forecast, startRemoteAgent, type RemoteAgentServer } from './support/remote-agent.js';
 
 /** What each user message asks the parent's agent to send, and to whom. */
 const ASKS: Record<string, { agent: string; text: string }> = {
@@ -34,9 +24,6 @@ const ASKS: Record<string, { agent: string; text: string }> = {
   'Ask the weather agent about fog in Paris on Monday': { agent: 'weather', text: 'Paris fog Monday' },
   'Ask the tide agent about Brest': { agent: 'tide', text: 'Brest tides' },
 };
-
-/** The remote agent's answer: made from the request's text alone. */
-const forecast = (text: string) => `Forecast for "${text}": ${text.split(' ').length} words, ${text.length} characters`;
 
 /** The honest parent: it delegates what it is asked to, and repeats what the call's result says. */
 function honestParent(req: RecordedRequest): Reply {
@@ -51,130 +38,16 @@ function honestParent(req: RecordedRequest): Reply {
 let server: ScriptedModelServer;
 let worker: TestWorker;
 let client: SessionClient;
-let remote: Server;
-let remoteUrl: string;
-/** The message ids the remote agent received (each SendMessage it ran). */
-const received: string[] = [];
-/** GetTask requests the remote answered. */
-let getTasks = 0;
-/** When set, the next GetTask is answered 500 (the activity's attempt fails and is retried). */
-let failNextGetTask = false;
-
-const executor: AgentExecutor = {
-  execute: async (request, bus) => {
-    const { taskId, contextId } = request;
-    const message = request.userMessage;
-    received.push(message.messageId);
-    const text = message.parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : [])).join('\n');
-    const status = (state: TaskState, answer?: string) => ({
-      state,
-      timestamp: new Date().toISOString(),
-      message:
-        answer === undefined
-          ? undefined
-          : {
-              messageId: `${taskId}:answer`,
-              contextId,
-              taskId,
-              role: Role.ROLE_AGENT,
-              parts: [
-                {
-                  content: { $case: 'text' as const, value: answer },
-                  mediaType: 'text/plain',
-                  filename: '',
-                  metadata: {},
-                },
-              ],
-              metadata: {},
-              extensions: [],
-              referenceTaskIds: [],
-            },
-    });
-    bus.publish(
-      AgentEvent.task({
-        id: taskId,
-        contextId,
-        status: status(TaskState.TASK_STATE_WORKING),
-        history: [message],
-        artifacts: [],
-        metadata: {},
-      }),
-    );
-    // Working for a while, so the caller polls the task.
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    bus.publish(
-      AgentEvent.statusUpdate({
-        taskId,
-        contextId,
-        status: status(TaskState.TASK_STATE_COMPLETED, forecast(text)),
-        metadata: {},
-      }),
-    );
-    bus.finished();
-  },
-  cancelTask: () => Promise.resolve(),
-};
-
-async function startRemote(): Promise<void> {
-  // Both made once the server listens (the card names its URL).
-  const served: { card?: AgentCard; transport?: JsonRpcTransportHandler } = {};
-  remote = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      void (async () => {
-        if (req.method === 'GET' && req.url === `/${AGENT_CARD_PATH}`) {
-          res
-            .writeHead(200, { 'content-type': 'application/json' })
-            .end(JSON.stringify(AgentCard.toJSON(served.card!)));
-          return;
-        }
-        const call = JSON.parse(body) as Record<string, unknown>;
-        if (call.method === 'GetTask') {
-          getTasks++;
-          if (failNextGetTask) {
-            failNextGetTask = false;
-            res.writeHead(500).end('the remote is briefly down');
-            return;
-          }
-        }
-        const version = req.headers[A2A_VERSION_HEADER.toLowerCase()];
-        const context = new ServerCallContext(typeof version === 'string' ? { requestedVersion: version } : {});
-        const answer = await served.transport!.handle(call, context);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-      })();
-    });
-  });
-  await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
-  remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}`;
-  const card: AgentCard = {
-    name: 'Weather',
-    description: 'Answers weather questions.',
-    version: '1',
-    provider: undefined,
-    supportedInterfaces: [
-      { url: `${remoteUrl}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: A2A_PROTOCOL_VERSION, tenant: '' },
-    ],
-    capabilities: { streaming: false, pushNotifications: false, extensions: [], extendedAgentCard: false },
-    securitySchemes: {},
-    securityRequirements: [],
-    defaultInputModes: ['text/plain'],
-    defaultOutputModes: ['text/plain'],
-    skills: [],
-    signatures: [],
-  };
-  served.card = card;
-  served.transport = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor));
-}
+let remote: RemoteAgentServer;
 
 beforeAll(async () => {
-  await startRemote();
+  remote = await startRemoteAgent();
   server = await ScriptedModelServer.start();
   const script = scriptRoles(server);
   for (const text of Object.keys(ASKS)) script.selection.set(text, { skills: [] });
   server.on(MODEL.agent, honestParent);
   const remoteAgents = parseRemoteAgents({
-    HARNESS_A2A_AGENTS: JSON.stringify({ weather: { url: remoteUrl, description: 'weather forecasts' } }),
+    HARNESS_A2A_AGENTS: JSON.stringify({ weather: { url: remote.url, description: 'weather forecasts' } }),
     HARNESS_A2A_AGENTS_ALLOW_HOSTS: '127.0.0.1',
   });
   worker = await startWorker({ models: scriptedModels(server), remoteAgents: { ...remoteAgents, pollMs: 100 } });
@@ -184,7 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop();
   await server?.close();
-  await new Promise((resolve) => (remote ? remote.close(resolve) : resolve(undefined)));
+  await remote?.close();
 });
 
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
@@ -192,7 +65,7 @@ const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${Math.
 describe('session_create_sub with a remote A2A agent', () => {
   it('is offered with the configured names, and the remote answer reaches the final reply', async () => {
     const sessionId = unique('remote');
-    const before = received.length;
+    const before = remote.received.length;
     const ask = 'Ask the weather agent whether it rains in Hangzhou on Friday';
     const done = await client.submit(sessionId, { text: ask }, { wait: { timeoutMs: 30_000 } });
     const record = done.decision!;
@@ -202,7 +75,7 @@ describe('session_create_sub with a remote A2A agent', () => {
       expect.objectContaining({ callId: 'call_1', agent: 'weather', outcome: 'answered' }),
     ]);
     // One message, its id the call's: <sessionId>:<seq>:<callId>.
-    expect(received.slice(before)).toEqual([`${sessionId}:${done.seq}:call_1`]);
+    expect(remote.received.slice(before)).toEqual([`${sessionId}:${done.seq}:call_1`]);
 
     const offered = server.requests(MODEL.agent)[0]!.tools.find((t) => t.name === 'session_create_sub')!;
     expect(offered.description).toContain('weather (weather forecasts)');
@@ -211,23 +84,23 @@ describe('session_create_sub with a remote A2A agent', () => {
 
   it('is sent once when the activity is retried: the retry follows the task the first attempt sent', async () => {
     const sessionId = unique('remote-retry');
-    const before = received.length;
-    const polled = getTasks;
-    failNextGetTask = true;
+    const before = remote.received.length;
+    const polled = remote.getTasks;
+    remote.failNextGetTask = true;
     const done = await client.submit(
       sessionId,
       { text: 'Ask the weather agent about fog in Paris on Monday' },
       { wait: { timeoutMs: 30_000 } },
     );
-    expect(failNextGetTask).toBe(false);
+    expect(remote.failNextGetTask).toBe(false);
     expect(done.decision!.agent?.reply).toBe(`The remote agent said: ${forecast('Paris fog Monday')}`);
-    expect(received.slice(before)).toEqual([`${sessionId}:${done.seq}:call_1`]);
+    expect(remote.received.slice(before)).toEqual([`${sessionId}:${done.seq}:call_1`]);
     // The failed poll and at least one by the retry.
-    expect(getTasks - polled).toBeGreaterThanOrEqual(2);
+    expect(remote.getTasks - polled).toBeGreaterThanOrEqual(2);
   });
 
   it('answers an unknown agent name with a tool error the model sees, and sends nothing', async () => {
-    const before = received.length;
+    const before = remote.received.length;
     const done = await client.submit(
       unique('remote-unknown'),
       { text: 'Ask the tide agent about Brest' },
@@ -239,7 +112,7 @@ describe('session_create_sub with a remote A2A agent', () => {
       'The remote agent said: [error] invalid arguments for session_create_sub: arguments/agent must be equal to one of the allowed values',
     );
     expect(done.decision!.remote).toBeUndefined();
-    expect(received.length).toBe(before);
+    expect(remote.received.length).toBe(before);
   });
 });
 
