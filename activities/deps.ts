@@ -58,7 +58,7 @@ export interface ActivityDeps {
   heartbeatEveryMs?: number;
   /** Caps on Session settings and the agent task queues allowed; unset: DEFAULT_WORKER_POLICY. */
   policy?: PolicyConfig;
-  /** Remote A2A agents `session_create_sub` may name (`HARNESS_A2A_AGENTS`); absent: none. */
+  /** Remote A2A agents `session_create_sub` may name (`HARNESS_A2A_REMOTE_AGENTS`); absent: none. */
   remoteAgents?: RemoteAgents;
   /** Where the agent step streams its text as `agent.delta` events; absent: it streams none. */
   deltas?: DeltaOutlet;

@@ -1,6 +1,6 @@
 /**
- * Remote A2A agents as sub-sessions: the worker's configuration (`HARNESS_A2A_AGENTS`, with
- * `HARNESS_A2A_AGENTS_ALLOW_HOSTS`) and the `callRemoteAgent` activity, which sends one
+ * Remote A2A agents as sub-sessions: the worker's configuration (`HARNESS_A2A_REMOTE_AGENTS`, with
+ * `HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS`) and the `callRemoteAgent` activity, which sends one
  * `session_create_sub` request to a configured agent with `@a2a-js/sdk`'s client and waits for its
  * answer.
  *
@@ -11,7 +11,7 @@
  *   activity's start-to-close timeout (the Session's `toolTimeoutMs`).
  * - Every request (card, JSON-RPC, wherever the card points) goes through {@link guardedFetch}: http(s)
  *   only, no user name or password, and a host that is public (contract/url-hosts.ts), each address a
- *   name resolves to included, unless `HARNESS_A2A_AGENTS_ALLOW_HOSTS` names it. The bearer token goes
+ *   name resolves to included, unless `HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS` names it. The bearer token goes
  *   only to the configured URL's origin.
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
@@ -30,7 +30,7 @@ import { clipToolOutput } from '../contract/transcript.js';
 import type { CallRemoteAgentRequest, RunToolResult } from '../contract/activity-contract.js';
 import type { ActivityDeps } from './deps.js';
 
-/** One configured remote agent, as `HARNESS_A2A_AGENTS` declares it. */
+/** One configured remote agent, as `HARNESS_A2A_REMOTE_AGENTS` declares it. */
 export const RemoteAgentEntry = z
   .object({
     url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of the agent card or the agent' }),
@@ -39,7 +39,7 @@ export const RemoteAgentEntry = z
   })
   .strict();
 
-/** `HARNESS_A2A_AGENTS`: agent names (as the model passes them) to their entries. */
+/** `HARNESS_A2A_REMOTE_AGENTS`: agent names (as the model passes them) to their entries. */
 export const RemoteAgentsEnv = z.record(
   z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, { error: 'an agent name is letters, digits, _ . - (≤ 64)' }),
   RemoteAgentEntry,
@@ -61,22 +61,22 @@ export interface RemoteAgents {
   pollMs?: number;
 }
 
-/** A bad `HARNESS_A2A_AGENTS*` value; the message names the variable. */
+/** A bad `HARNESS_A2A_REMOTE_AGENTS*` value; the message names the variable. */
 export class RemoteAgentsConfigError extends Error {
   override name = 'RemoteAgentsConfigError';
 }
 
-/** Parses `HARNESS_A2A_AGENTS` and `HARNESS_A2A_AGENTS_ALLOW_HOSTS`; throws RemoteAgentsConfigError. */
+/** Parses `HARNESS_A2A_REMOTE_AGENTS` and `HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS`; throws RemoteAgentsConfigError. */
 export function parseRemoteAgents(env: NodeJS.ProcessEnv): RemoteAgents {
-  const raw = env.HARNESS_A2A_AGENTS?.trim() ?? '';
-  const allowHosts = (env.HARNESS_A2A_AGENTS_ALLOW_HOSTS ?? '')
+  const raw = env.HARNESS_A2A_REMOTE_AGENTS?.trim() ?? '';
+  const allowHosts = (env.HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS ?? '')
     .split(',')
     .map((h) => h.trim())
     .filter((h) => h.length > 0);
   const badHost = allowHosts.find((h) => canonicalHost(h) === null);
   if (badHost !== undefined) {
     throw new RemoteAgentsConfigError(
-      `HARNESS_A2A_AGENTS_ALLOW_HOSTS: ${JSON.stringify(badHost)} is not a host name or address`,
+      `HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS: ${JSON.stringify(badHost)} is not a host name or address`,
     );
   }
   if (raw === '') return { agents: {}, allowHosts };
@@ -84,28 +84,30 @@ export function parseRemoteAgents(env: NodeJS.ProcessEnv): RemoteAgents {
   try {
     json = JSON.parse(raw);
   } catch (err) {
-    throw new RemoteAgentsConfigError(`HARNESS_A2A_AGENTS: not JSON (${(err as Error).message})`);
+    throw new RemoteAgentsConfigError(`HARNESS_A2A_REMOTE_AGENTS: not JSON (${(err as Error).message})`);
   }
   const parsed = RemoteAgentsEnv.safeParse(json);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(value)'}: ${i.message}`);
-    throw new RemoteAgentsConfigError(`HARNESS_A2A_AGENTS: ${problems.join('; ')}`);
+    throw new RemoteAgentsConfigError(`HARNESS_A2A_REMOTE_AGENTS: ${problems.join('; ')}`);
   }
   const allowed = allowSet(allowHosts);
   const agents: Record<string, RemoteAgent> = {};
   for (const [name, entry] of Object.entries(parsed.data)) {
     const url = new URL(entry.url);
     if (url.username || url.password) {
-      throw new RemoteAgentsConfigError(`HARNESS_A2A_AGENTS: ${name}.url has a user name or password (use tokenEnv)`);
+      throw new RemoteAgentsConfigError(
+        `HARNESS_A2A_REMOTE_AGENTS: ${name}.url has a user name or password (use tokenEnv)`,
+      );
     }
     const reason = hostRefusal(url.hostname, allowed);
-    if (reason) throw new RemoteAgentsConfigError(`HARNESS_A2A_AGENTS: ${name}.url: ${reason}`);
+    if (reason) throw new RemoteAgentsConfigError(`HARNESS_A2A_REMOTE_AGENTS: ${name}.url: ${reason}`);
     let token: string | undefined;
     if (entry.tokenEnv) {
       token = env[entry.tokenEnv]?.trim();
       if (!token) {
         throw new RemoteAgentsConfigError(
-          `HARNESS_A2A_AGENTS: ${name}.tokenEnv names ${entry.tokenEnv}, which is unset`,
+          `HARNESS_A2A_REMOTE_AGENTS: ${name}.tokenEnv names ${entry.tokenEnv}, which is unset`,
         );
       }
     }
@@ -127,7 +129,7 @@ function allowSet(hosts: readonly string[]): Set<string> {
 function hostRefusal(host: string, allowed: Set<string>): string | null {
   if (allowed.has(canonicalHost(host) ?? normaliseHost(host))) return null;
   const reason = nonPublicReason(host);
-  return reason ? `${reason} (HARNESS_A2A_AGENTS_ALLOW_HOSTS lets a named host through)` : null;
+  return reason ? `${reason} (HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS lets a named host through)` : null;
 }
 
 /** A request the guard refused; the call's tool error says why. */

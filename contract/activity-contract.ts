@@ -323,7 +323,7 @@ export interface CallRemoteAgentRequest {
   sessionId: string;
   seq: number;
   callId: string;
-  /** A name from the worker's `HARNESS_A2A_AGENTS`. */
+  /** A name from the worker's `HARNESS_A2A_REMOTE_AGENTS`. */
   agent: string;
   text: string;
 }

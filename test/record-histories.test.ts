@@ -721,8 +721,8 @@ describe.runIf(enabled)('record replay histories', () => {
       mcp,
       remoteAgents: {
         ...parseRemoteAgents({
-          HARNESS_A2A_AGENTS: JSON.stringify({ weather: { url: remote.url, description: 'weather forecasts' } }),
-          HARNESS_A2A_AGENTS_ALLOW_HOSTS: '127.0.0.1',
+          HARNESS_A2A_REMOTE_AGENTS: JSON.stringify({ weather: { url: remote.url, description: 'weather forecasts' } }),
+          HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS: '127.0.0.1',
         }),
         pollMs: 100,
       },

@@ -47,8 +47,8 @@ beforeAll(async () => {
   for (const text of Object.keys(ASKS)) script.selection.set(text, { skills: [] });
   server.on(MODEL.agent, honestParent);
   const remoteAgents = parseRemoteAgents({
-    HARNESS_A2A_AGENTS: JSON.stringify({ weather: { url: remote.url, description: 'weather forecasts' } }),
-    HARNESS_A2A_AGENTS_ALLOW_HOSTS: '127.0.0.1',
+    HARNESS_A2A_REMOTE_AGENTS: JSON.stringify({ weather: { url: remote.url, description: 'weather forecasts' } }),
+    HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS: '127.0.0.1',
   });
   worker = await startWorker({ models: scriptedModels(server), remoteAgents: { ...remoteAgents, pollMs: 100 } });
   client = new SessionClient(worker.client, { taskQueue: worker.taskQueue });
@@ -127,28 +127,31 @@ describe('the callRemoteAgent activity', () => {
   });
 });
 
-describe('HARNESS_A2A_AGENTS at start', () => {
-  it('refuses a non-public URL unless HARNESS_A2A_AGENTS_ALLOW_HOSTS names its host', () => {
+describe('HARNESS_A2A_REMOTE_AGENTS at start', () => {
+  it('refuses a non-public URL unless HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS names its host', () => {
     const agents = JSON.stringify({ inside: { url: 'http://10.0.0.7:8080/.well-known/agent-card.json' } });
-    expect(() => loadConfig({ HARNESS_A2A_AGENTS: agents })).toThrow(ConfigError);
-    expect(() => loadConfig({ HARNESS_A2A_AGENTS: agents })).toThrow(
-      /HARNESS_A2A_AGENTS: inside\.url: 10\.0\.0\.7 is a private address/,
+    expect(() => loadConfig({ HARNESS_A2A_REMOTE_AGENTS: agents })).toThrow(ConfigError);
+    expect(() => loadConfig({ HARNESS_A2A_REMOTE_AGENTS: agents })).toThrow(
+      /HARNESS_A2A_REMOTE_AGENTS: inside\.url: 10\.0\.0\.7 is a private address/,
     );
-    expect(() => loadConfig({ HARNESS_A2A_AGENTS: JSON.stringify({ me: { url: 'http://0x7f.1/' } }) })).toThrow(
+    expect(() => loadConfig({ HARNESS_A2A_REMOTE_AGENTS: JSON.stringify({ me: { url: 'http://0x7f.1/' } }) })).toThrow(
       /127\.0\.0\.1 is a loopback address/,
     );
-    const allowed = loadConfig({ HARNESS_A2A_AGENTS: agents, HARNESS_A2A_AGENTS_ALLOW_HOSTS: '10.0.0.7' });
+    const allowed = loadConfig({
+      HARNESS_A2A_REMOTE_AGENTS: agents,
+      HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS: '10.0.0.7',
+    });
     expect(Object.keys(allowed.remoteAgents.agents)).toEqual(['inside']);
   });
 
   it('refuses a value that is not the documented shape, naming the variable', () => {
-    expect(() => loadConfig({ HARNESS_A2A_AGENTS: '{"x": ' })).toThrow(/HARNESS_A2A_AGENTS: not JSON/);
-    expect(() => loadConfig({ HARNESS_A2A_AGENTS: JSON.stringify({ x: { url: 'ftp://example.com/' } }) })).toThrow(
-      /HARNESS_A2A_AGENTS: x\.url/,
-    );
+    expect(() => loadConfig({ HARNESS_A2A_REMOTE_AGENTS: '{"x": ' })).toThrow(/HARNESS_A2A_REMOTE_AGENTS: not JSON/);
+    expect(() =>
+      loadConfig({ HARNESS_A2A_REMOTE_AGENTS: JSON.stringify({ x: { url: 'ftp://example.com/' } }) }),
+    ).toThrow(/HARNESS_A2A_REMOTE_AGENTS: x\.url/);
     expect(() =>
       loadConfig({
-        HARNESS_A2A_AGENTS: JSON.stringify({ x: { url: 'https://example.com/', tokenEnv: 'NOPE_TOKEN' } }),
+        HARNESS_A2A_REMOTE_AGENTS: JSON.stringify({ x: { url: 'https://example.com/', tokenEnv: 'NOPE_TOKEN' } }),
       }),
     ).toThrow(/x\.tokenEnv names NOPE_TOKEN, which is unset/);
   });

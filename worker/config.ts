@@ -199,7 +199,7 @@ export interface HarnessConfig {
   mcp: { configPath: string | undefined; timeoutMs: number; refreshIntervalMs: number };
   /** The approval-policy file (`HARNESS_TOOL_POLICY`, JSON); undefined: toolsets' `requiresApproval` decides. */
   toolPolicyPath: string | undefined;
-  /** Remote A2A agents `session_create_sub` may name (`HARNESS_A2A_AGENTS`, `HARNESS_A2A_AGENTS_ALLOW_HOSTS`). */
+  /** Remote A2A agents `session_create_sub` may name (`HARNESS_A2A_REMOTE_AGENTS`, `HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS`). */
   remoteAgents: RemoteAgents;
   models: {
     provider: 'openai' | 'local';

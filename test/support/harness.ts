@@ -87,7 +87,7 @@ export async function startWorker(options: {
   events?: EventPublisher;
   /** Relevance and task terms in one call (default) or two (HARNESS_UNDERSTANDING). */
   understanding?: ActivityDeps['understanding'];
-  /** Remote A2A agents `session_create_sub` may name (HARNESS_A2A_AGENTS). */
+  /** Remote A2A agents `session_create_sub` may name (HARNESS_A2A_REMOTE_AGENTS). */
   remoteAgents?: ActivityDeps['remoteAgents'];
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');

@@ -1,6 +1,6 @@
 /**
  * Sub-sessions that are remote A2A agents: a `session_create_sub` call naming `agent` (one of the
- * worker's `HARNESS_A2A_AGENTS`) runs the `callRemoteAgent` activity, which sends the request to that
+ * worker's `HARNESS_A2A_REMOTE_AGENTS`) runs the `callRemoteAgent` activity, which sends the request to that
  * agent and waits for its task to end (activities/remote-agent.ts). The answer is the call's result,
  * so the agent continues the same turn with it; the call is listed in the input's record (`remote`)
  * and counts against `maxSubSessionsPerTurn` like a local sub-session. An unknown name, a refused
