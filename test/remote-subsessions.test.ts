@@ -24,12 +24,22 @@ const ASKS: Record<string, { agent: string; text: string }> = {
   'Ask the weather agent about fog in Paris on Monday': { agent: 'weather', text: 'Paris fog Monday' },
   'Ask the tide agent about Brest': { agent: 'tide', text: 'Brest tides' },
 };
+/** Asked of the weather agent twice in one step (call_1, call_2): the per-turn cap counts both. */
+const TWICE = 'Ask the weather agent about Oslo and Bergen';
 
 /** The honest parent: it delegates what it is asked to, and repeats what the call's result says. */
 function honestParent(req: RecordedRequest): Reply {
   const last = req.messages.at(-1);
   if (last?.role === 'tool') return { content: `The remote agent said: ${last.content}` };
   const newest = req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+  if (newest === TWICE) {
+    const ask = (id: string, text: string) => ({
+      id,
+      name: 'session_create_sub',
+      arguments: { text, agent: 'weather' },
+    });
+    return { toolCalls: [ask('call_1', 'Oslo snow'), ask('call_2', 'Bergen rain')] };
+  }
   const ask = ASKS[newest];
   if (!ask) return { content: `Working on: ${newest}` };
   return { toolCalls: [{ id: 'call_1', name: 'session_create_sub', arguments: ask }] };
@@ -44,7 +54,7 @@ beforeAll(async () => {
   remote = await startRemoteAgent();
   server = await ScriptedModelServer.start();
   const script = scriptRoles(server);
-  for (const text of Object.keys(ASKS)) script.selection.set(text, { skills: [] });
+  for (const text of [...Object.keys(ASKS), TWICE]) script.selection.set(text, { skills: [] });
   server.on(MODEL.agent, honestParent);
   const remoteAgents = parseRemoteAgents({
     HARNESS_A2A_REMOTE_AGENTS: JSON.stringify({ weather: { url: remote.url, description: 'weather forecasts' } }),
@@ -97,6 +107,35 @@ describe('session_create_sub with a remote A2A agent', () => {
     expect(remote.received.slice(before)).toEqual([`${sessionId}:${done.seq}:call_1`]);
     // The failed poll and at least one by the retry.
     expect(remote.getTasks - polled).toBeGreaterThanOrEqual(2);
+  });
+
+  it('counts against maxSubSessionsPerTurn and maxSessionDepth like a local sub-session', async () => {
+    const before = remote.received.length;
+    const capped = await client.submit(
+      unique('remote-cap'),
+      { text: TWICE },
+      { start: { settings: { maxSubSessionsPerTurn: 1 } }, wait: { timeoutMs: 30_000 } },
+    );
+    expect(capped.decision!.agent?.toolCalls).toEqual([
+      expect.objectContaining({ callId: 'call_1', status: 'ok' }),
+      expect.objectContaining({
+        callId: 'call_2',
+        status: 'error',
+        result: 'session_create_sub refused: at most 1 sub-sessions per turn, and this turn created 1',
+      }),
+    ]);
+    expect(capped.decision!.remote).toHaveLength(1);
+    expect(remote.received.length).toBe(before + 1);
+
+    const flat = await client.submit(
+      unique('remote-depth'),
+      { text: 'Ask the weather agent whether it rains in Hangzhou on Friday' },
+      { start: { settings: { maxSessionDepth: 0 } }, wait: { timeoutMs: 30_000 } },
+    );
+    expect(flat.decision!.agent?.reply).toMatch(
+      /^The remote agent said: \[error\] session_create_sub refused: this Session is at depth 0/,
+    );
+    expect(remote.received.length).toBe(before + 1);
   });
 
   it('answers an unknown agent name with a tool error the model sees, and sends nothing', async () => {
