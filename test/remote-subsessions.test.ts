@@ -13,6 +13,7 @@ import { SessionClient } from '../client/index.js';
 import { callRemoteAgent, parseRemoteAgents } from '../activities/remote-agent.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import { ConfigError, loadConfig } from '../worker/config.js';
+import { ToolPolicy } from '../capabilities/tool-policy.js';
 import { MODEL, scriptedModels, startWorker, type TestWorker } from './support/harness.js';
 import { ScriptedModelServer, type RecordedRequest, type Reply } from './support/model-server.js';
 import { scriptRoles } from './support/scripted-roles.js';
@@ -49,6 +50,11 @@ let server: ScriptedModelServer;
 let worker: TestWorker;
 let client: SessionClient;
 let remote: RemoteAgentServer;
+/** The worker's environment for the remote agent, once it listens. */
+const REMOTE_ENV = () => ({
+  HARNESS_A2A_REMOTE_AGENTS: JSON.stringify({ weather: { url: remote.url, description: 'weather forecasts' } }),
+  HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS: '127.0.0.1',
+});
 
 beforeAll(async () => {
   remote = await startRemoteAgent();
@@ -56,10 +62,7 @@ beforeAll(async () => {
   const script = scriptRoles(server);
   for (const text of [...Object.keys(ASKS), TWICE]) script.selection.set(text, { skills: [] });
   server.on(MODEL.agent, honestParent);
-  const remoteAgents = parseRemoteAgents({
-    HARNESS_A2A_REMOTE_AGENTS: JSON.stringify({ weather: { url: remote.url, description: 'weather forecasts' } }),
-    HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS: '127.0.0.1',
-  });
+  const remoteAgents = parseRemoteAgents(REMOTE_ENV());
   worker = await startWorker({ models: scriptedModels(server), remoteAgents: { ...remoteAgents, pollMs: 100 } });
   client = new SessionClient(worker.client, { taskQueue: worker.taskQueue });
 });
@@ -136,6 +139,36 @@ describe('session_create_sub with a remote A2A agent', () => {
       /^The remote agent said: \[error\] session_create_sub refused: this Session is at depth 0/,
     );
     expect(remote.received.length).toBe(before + 1);
+  });
+
+  it('is under the approval policy: a rule denying session_create_sub denies the remote call, which is never sent', async () => {
+    const before = remote.received.length;
+    const denying = await startWorker({
+      models: scriptedModels(server),
+      remoteAgents: { ...parseRemoteAgents(REMOTE_ENV()), pollMs: 100 },
+      toolPolicy: ToolPolicy.parse(
+        { rules: [{ id: 'no-delegation', effect: 'deny', tool: 'session_create_sub', reason: 'work here' }] },
+        'policy.json',
+      ),
+    });
+    try {
+      const denied = await new SessionClient(denying.client, { taskQueue: denying.taskQueue }).submit(
+        unique('remote-denied'),
+        { text: 'Ask the weather agent whether it rains in Hangzhou on Friday' },
+        { wait: { timeoutMs: 30_000 } },
+      );
+      expect(denied.decision!.agent?.toolCalls).toEqual([
+        expect.objectContaining({
+          callId: 'call_1',
+          status: 'error',
+          policy: expect.objectContaining({ effect: 'deny', rule: 'no-delegation' }),
+        }),
+      ]);
+      expect(denied.decision!.remote).toBeUndefined();
+      expect(remote.received.length).toBe(before);
+    } finally {
+      await denying.stop();
+    }
   });
 
   it('answers an unknown agent name with a tool error the model sees, and sends nothing', async () => {
