@@ -6,7 +6,8 @@
 import { FAILURE } from '../contract/failures.js';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { BUILTIN_DECLARATIONS, MemorySaveArgs } from '../capabilities/builtin-tools.js';
+import { BUILTIN_DECLARATIONS, createSubDeclaration, MemorySaveArgs } from '../capabilities/builtin-tools.js';
+import type { RemoteAgents } from './remote-agent.js';
 import type { CapabilityCatalog } from '../capabilities/catalog.js';
 import { parseToolArguments, ToolArgumentValidator } from '../capabilities/tool-arguments.js';
 import type { ToolPolicy } from '../capabilities/tool-policy.js';
@@ -31,14 +32,18 @@ export function toolOffers(
   catalog: Pick<CapabilityCatalog, 'toolset'>,
   /** Whether `propose_goal_change` is offered (the request's `offerGoalChange`). */
   goalChange = false,
+  /** The worker's remote A2A agents, which `session_create_sub` may name (`agent`). */
+  remoteAgents: RemoteAgents['agents'] = {},
 ): AgentToolSpec[] {
+  const declared = (name: (typeof BUILTIN_TOOLS)[number]) =>
+    name === 'session_create_sub' ? createSubDeclaration(Object.values(remoteAgents)) : BUILTIN_DECLARATIONS[name];
   const offers: ToolOffer[] = BUILTIN_TOOLS.filter((name) => goalChange || name !== GOAL_TOOL).map((name) => ({
     tool: name,
     toolset: null,
-    description: BUILTIN_DECLARATIONS[name].description,
-    inputSchema: BUILTIN_DECLARATIONS[name].inputSchema,
+    description: declared(name).description,
+    inputSchema: declared(name).inputSchema,
     execution: 'builtin',
-    requiresApproval: BUILTIN_DECLARATIONS[name].requiresApproval,
+    requiresApproval: declared(name).requiresApproval,
   }));
   for (const id of toolsets) {
     const entry = catalog.toolset(id);
@@ -155,7 +160,7 @@ export function createAgentStep(deps: ActivityDeps): (request: AgentStepRequest)
       request.memories.map(async (id) => ({ id, text: await memories?.text(id, reader) })),
     );
     const recalled = texts.flatMap(({ id, text }) => (text === undefined ? [] : [{ id, text }]));
-    const tools = toolOffers(request.toolsets, catalog, request.offerGoalChange === true);
+    const tools = toolOffers(request.toolsets, catalog, request.offerGoalChange === true, deps.remoteAgents?.agents);
     const stopHeartbeats = heartbeatWhileRunning(deps);
     // No outlet, no deltas: nothing is streamed to nobody, and the Session is not asked for its last id.
     const ctx = Context.current();

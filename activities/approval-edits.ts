@@ -12,7 +12,7 @@ import type { ActivityDeps } from './deps.js';
 const refused = (reason: string): ApprovalEditVerdict => ({ refused: reason, policy: null });
 
 export function createApprovalEditActivities(
-  deps: Pick<ActivityDeps, 'catalog' | 'toolPolicy'>,
+  deps: Pick<ActivityDeps, 'catalog' | 'toolPolicy' | 'remoteAgents'>,
 ): ApprovalEditActivities {
   const { catalog, toolPolicy } = deps;
   const validator = new ToolArgumentValidator();
@@ -20,7 +20,7 @@ export function createApprovalEditActivities(
     (toolset === null ? undefined : catalog.toolset(toolset)?.tools.find((t) => t.name === tool)?.riskTags) ?? [];
   return {
     checkApprovalEdit: (request) => {
-      const offers = toolOffers(request.toolsets, catalog, true);
+      const offers = toolOffers(request.toolsets, catalog, true, deps.remoteAgents?.agents);
       const spec = offers.find((s) => s.tool === request.tool && s.toolset === request.toolset);
       if (!spec) {
         const where = request.toolset === null ? 'the built-ins' : `toolset "${request.toolset}"`;

@@ -15,6 +15,7 @@ import type { PriceTable } from '../models/prices.js';
 import type { Budget } from '../contract/usage.js';
 import type { PolicyConfig } from './worker-policy.js';
 import type { DeltaOutlet } from './agent-deltas.js';
+import type { RemoteAgents } from './remote-agent.js';
 
 /** How the worker understands an input: relevance and task terms in one model call, or in two. */
 export const UNDERSTANDING_MODES = ['combined', 'separate'] as const;
@@ -57,6 +58,8 @@ export interface ActivityDeps {
   heartbeatEveryMs?: number;
   /** Caps on Session settings and the agent task queues allowed; unset: DEFAULT_WORKER_POLICY. */
   policy?: PolicyConfig;
+  /** Remote A2A agents `session_create_sub` may name (`HARNESS_A2A_REMOTE_AGENTS`); absent: none. */
+  remoteAgents?: RemoteAgents;
   /** Where the agent step streams its text as `agent.delta` events; absent: it streams none. */
   deltas?: DeltaOutlet;
 }

@@ -29,6 +29,7 @@ import type { ActivityDeps, SessionDirectory } from './deps.js';
 import { helperCall } from './model-call.js';
 import { BudgetCheck } from '../contract/usage.js';
 import { createRunTool } from './run-tool.js';
+import { callRemoteAgent } from './remote-agent.js';
 import { DEFAULT_MAX_SIGNATURE_LIFETIME_MS, createPolicyActivities } from './worker-policy.js';
 
 export type { ActivityDeps, SessionDirectory } from './deps.js';
@@ -106,6 +107,7 @@ export function createActivities(
   return {
     agentStep: createAgentStep(deps),
     runTool: createRunTool(deps),
+    callRemoteAgent: (request) => callRemoteAgent(deps, request),
     // The budget maximum the agent step enforces is the one the workflow is told about.
     ...createPolicyActivities({ ...deps.policy, ...(deps.budgetMax ? { budgetMax: deps.budgetMax } : {}) }),
     ...createApprovalEditActivities(deps),

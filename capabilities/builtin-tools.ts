@@ -35,7 +35,7 @@ export const BUILTIN_DECLARATIONS: Record<BuiltinTool, ToolDeclaration> = {
     description:
       'Hand a request that belongs to a different task to a new sub-session, which prepares its own goals and tools. ' +
       'Pass the request text and its resource references verbatim; you get the new session id back.',
-    inputSchema: toolInputSchema(CreateSubArgs),
+    inputSchema: toolInputSchema(CreateSubArgs.omit({ agent: true })),
     requiresApproval: false,
   },
   memory_save: {
@@ -77,3 +77,28 @@ export const BUILTIN_DECLARATIONS: Record<BuiltinTool, ToolDeclaration> = {
     requiresApproval: true,
   },
 };
+
+/**
+ * `session_create_sub` as offered: without remote agents, its declaration above (no `agent`); with
+ * them, an `agent` argument that must name one, and the description listing each.
+ */
+export function createSubDeclaration(remote: ReadonlyArray<{ name: string; description?: string }>): ToolDeclaration {
+  const base = BUILTIN_DECLARATIONS.session_create_sub;
+  const [first, ...rest] = remote.map((a) => a.name);
+  if (first === undefined) return base;
+  const listed = remote.map((a) => `${a.name}${a.description ? ` (${a.description})` : ''}`).join('; ');
+  return {
+    ...base,
+    description:
+      `${base.description} Or pass agent to send the request to a remote A2A agent instead; its answer is the result of this call. ` +
+      `Remote agents: ${listed}.`,
+    inputSchema: toolInputSchema(
+      CreateSubArgs.extend({
+        agent: z
+          .enum([first, ...rest])
+          .optional()
+          .describe('A remote A2A agent to send the request to (its answer is the result of this call).'),
+      }),
+    ),
+  };
+}

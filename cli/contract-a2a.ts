@@ -42,7 +42,10 @@ export function a2aSection(table: (head: string[], rows: string[][]) => string):
         'be public `http(s)` without userinfo, every address its host resolves to public, checked again on each ' +
         'connection; no redirects, 5 s per POST, at most 5 configs per task. A refused config is error -32602 ' +
         '(`push notification URL refused: <reason>`); with push off the methods answer -32003.',
-      '- `session_create_sub` starts Sessions in this deployment only: a remote A2A agent is not a sub-session target.',
+      "- The other way round, a Session's agent calls remote A2A agents with `session_create_sub`'s `agent` (the worker's `HARNESS_A2A_REMOTE_AGENTS`): " +
+        'one `SendMessage` per call, `messageId` `<sessionId>:<seq>:<callId>`, `returnImmediately: true`, then `GetTask` until the task is terminal, ' +
+        "`input-required` or `auth-required`; the task's artifacts' text (else its status message's) is the call's result, an error result unless " +
+        '`completed` (`input-required` and `auth-required` are results that say so).',
     ].join('\n'),
     'What each Session event does to the input’s task (events of other inputs are not shown):',
     table(

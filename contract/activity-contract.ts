@@ -315,10 +315,25 @@ export interface SessionActivities {
   answerParent(request: AnswerParentRequest): Promise<AnswerParentResult>;
 }
 
+/**
+ * `session_create_sub` with `agent`: the request sent to a configured remote A2A agent
+ * (activities/remote-agent.ts). The message id is `<sessionId>:<seq>:<callId>`.
+ */
+export interface CallRemoteAgentRequest {
+  sessionId: string;
+  seq: number;
+  callId: string;
+  /** A name from the worker's `HARNESS_A2A_REMOTE_AGENTS`. */
+  agent: string;
+  text: string;
+}
+
 /** The inner loop's activities: one model step, one tool call. */
 export interface AgentActivities {
   agentStep(request: AgentStepRequest): Promise<AgentStepResult>;
   runTool(request: RunToolRequest): Promise<RunToolResult>;
+  /** A remote A2A agent's answer as the call's result (`isError` when it failed or was refused). */
+  callRemoteAgent(request: CallRemoteAgentRequest): Promise<RunToolResult>;
 }
 
 /**

@@ -38,6 +38,11 @@ export const CreateSubArgs = z
     mode: DelegationMode.default('collaborate').describe(
       'collaborate (default): the sub-session answers back and you continue this request with its answer; notify: its answer is only recorded.',
     ),
+    agent: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('A configured remote A2A agent to send the request to; its answer is the result of this call.'),
   })
   .strict();
 export type CreateSubArgs = z.infer<typeof CreateSubArgs>;

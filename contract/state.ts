@@ -223,6 +223,16 @@ export const Delegation = z.object({
 });
 export type Delegation = z.infer<typeof Delegation>;
 
+/** One `session_create_sub` call to a remote A2A agent: its answer is the call's result. */
+export const RemoteSubSession = z.object({
+  callId: z.string(),
+  agent: z.string(),
+  /** Workflow time of the call. */
+  at: z.number(),
+  outcome: z.enum(['answered', 'failed']),
+});
+export type RemoteSubSession = z.infer<typeof RemoteSubSession>;
+
 export const DecisionRecord = z.object({
   seq: z.number().int(),
   messageId: z.string(),
@@ -265,6 +275,8 @@ export const DecisionRecord = z.object({
   answerHeld: z.boolean().optional(),
   /** The goal changes this input made (old and new statement); absent when it changed none. */
   goals: z.array(GoalChange).optional(),
+  /** The input's `session_create_sub` calls to remote A2A agents; absent when it made none. */
+  remote: z.array(RemoteSubSession).optional(),
 });
 export type DecisionRecord = z.infer<typeof DecisionRecord>;
 

@@ -47,6 +47,8 @@ import {
   type TestWorker,
 } from './support/harness.js';
 import { LocalModels } from '../models/local-models.js';
+import { parseRemoteAgents } from '../activities/remote-agent.js';
+import { startRemoteAgent } from './support/remote-agent.js';
 import { ScriptedModelServer, faults, type RecordedRequest, type Reply } from './support/model-server.js';
 import { connectedCatalog, fixtureMcpEntry } from './support/mcp-fixture.js';
 import { agentSessionOf, scriptRoles, type RoleScript } from './support/scripted-roles.js';
@@ -708,6 +710,41 @@ describe.runIf(enabled)('record replay histories', () => {
     expect(result.record?.agent?.toolCalls).toEqual([expect.objectContaining({ status: 'ok' })]);
     await idle(handle);
     await record('agent-sub-session', handle);
+  });
+
+  it('remote-subsession: the agent calls session_create_sub with a remote A2A agent and replies with its answer', async () => {
+    forget('remote-subsession');
+    const remote = await startRemoteAgent({ workMs: 300 });
+    const rw = await startWorker({
+      models: scriptedModels(server),
+      catalog,
+      mcp,
+      remoteAgents: {
+        ...parseRemoteAgents({
+          HARNESS_A2A_REMOTE_AGENTS: JSON.stringify({ weather: { url: remote.url, description: 'weather forecasts' } }),
+          HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS: '127.0.0.1',
+        }),
+        pollMs: 100,
+      },
+    });
+    try {
+      const goal = 'Plan a trip to Hangzhou';
+      script.selection.set(goal, { skills: [], toolsets: [] });
+      const handle = await startSession(rw, {});
+      await send(handle, goal);
+      await decided(handle, 1);
+      const result = await turn(handle, 2, 'ask the weather agent about Friday', [
+        { toolCalls: [{ name: 'session_create_sub', arguments: { text: 'Hangzhou rain Friday', agent: 'weather' } }] },
+        { content: 'The weather agent answered.' },
+      ]);
+      expect(result.record?.agent?.toolCalls).toEqual([expect.objectContaining({ status: 'ok' })]);
+      expect(remote.received).toHaveLength(1);
+      await idle(handle);
+      await record('remote-subsession', handle);
+    } finally {
+      await rw.stop();
+      await remote.close();
+    }
   });
 
   it('agent-capabilities: the agent searches, loads a toolset the orchestrator left out, uses it in the same turn, then unloads it', async () => {

@@ -10,6 +10,7 @@ import { EncryptionError, parseEncryptionKeys, type EncryptionKey } from '../cli
 import type { HelperRole } from '../models/openai-models.js';
 import type { PolicyConfig } from '../activities/worker-policy.js';
 import { UNDERSTANDING_MODES, type Understanding } from '../activities/deps.js';
+import { parseRemoteAgents, RemoteAgentsConfigError, type RemoteAgents } from '../activities/remote-agent.js';
 import { ControlKeyError, parseControlKeys, type ControlKey } from '../contract/control-signature.js';
 import { ROLES, type Role } from '../models/roles.js';
 import { DEFAULT_TASK_QUEUE } from '../contract/api.js';
@@ -198,6 +199,8 @@ export interface HarnessConfig {
   mcp: { configPath: string | undefined; timeoutMs: number; refreshIntervalMs: number };
   /** The approval-policy file (`HARNESS_TOOL_POLICY`, JSON); undefined: toolsets' `requiresApproval` decides. */
   toolPolicyPath: string | undefined;
+  /** Remote A2A agents `session_create_sub` may name (`HARNESS_A2A_REMOTE_AGENTS`, `HARNESS_A2A_REMOTE_AGENTS_ALLOW_HOSTS`). */
+  remoteAgents: RemoteAgents;
   models: {
     provider: 'openai' | 'local';
     baseURL: string | undefined;
@@ -318,6 +321,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
     const model = specific ?? e.HARNESS_MODEL;
     if (model) byRole[role] = model;
   }
+  let remoteAgents: RemoteAgents;
+  try {
+    remoteAgents = parseRemoteAgents(env);
+  } catch (err) {
+    if (err instanceof RemoteAgentsConfigError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
   let prices: PriceTable;
   try {
     prices = loadPriceTable(e.HARNESS_MODEL_PRICES);
@@ -427,6 +437,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): HarnessConfig 
       refreshIntervalMs: e.HARNESS_MCP_REFRESH_MS,
     },
     toolPolicyPath: e.HARNESS_TOOL_POLICY ? resolve(e.HARNESS_TOOL_POLICY) : undefined,
+    remoteAgents,
     models: {
       // Without a key the roles run on the local provider, unless a base URL says a keyless
       // OpenAI-compatible server (Ollama, vLLM) is meant.

@@ -309,6 +309,7 @@ export async function createSessionWorker(
         policy: config.policy,
         sessions,
         deltas: deltaOutlet(events, client),
+        remoteAgents: config.remoteAgents,
         ...(mcp ? { mcp } : {}),
         ...(toolPolicy ? { toolPolicy } : {}),
       }),

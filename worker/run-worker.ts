@@ -80,6 +80,8 @@ export async function runWorker(
       ? `tool policy: ${built.toolPolicy.size} rules from ${config.toolPolicyPath}`
       : 'tool policy: none (toolsets decide which calls need approval)',
   );
+  const remote = Object.values(config.remoteAgents.agents);
+  if (remote.length > 0) log(`remote agents: ${remote.map((a) => `${a.name} (${a.url})`).join(', ')}`);
   if (built.tracing) log(`tracing: spans to ${built.tracing.url} as service ${config.telemetry.serviceName}`);
   for (const [role, model] of Object.entries(built.models.describe())) log(`model ${role}: ${model}`);
   log(

@@ -238,6 +238,13 @@ export const PATCHES = [
       'workflows/session.ts (used in workflows/process-input.ts, workflows/environment/goals.ts, workflows/agent/agent-loop.ts, workflows/agent/step-request.ts)',
     why: "Runs recorded before it set the session goal to the first input's text word for word (a greeting included) and a new phase's goal to its message, before the extraction stage; a `continue` never changes the phase goal, and the agent is never offered `propose_goal_change` (a call of it goes to `runTool`, which answers that the Session runs it). With it goals are task statements committed after the extraction stage (the understanding call's or the extraction call's `goal`, else the deterministic statement), an input that states no task sets no goals and skips the environment stages (`no task stated`), a `continue` that `refines` updates the phase goal, and an approved `propose_goal_change` after a `conflict` or `uncertain` turn changes the session goal; each change is recorded (`goal-statements` history).",
   },
+  {
+    id: 'remote-subsessions',
+    since: 'PENDING (2026-12-06)',
+    asked: 'start',
+    where: 'workflows/session.ts (used in workflows/agent/agent-loop.ts, workflows/children/remote-agents.ts)',
+    why: "Runs recorded before it take `session_create_sub`'s arguments without `agent` (no worker offered it then) and count only local sub-sessions against `maxSubSessionsPerTurn`. With it, a call naming `agent` runs the `callRemoteAgent` activity (a configured remote A2A agent, under the same depth and per-turn caps), whose answer is the call's result, and the input's record lists the call in `remote` (`remote-subsession` history).",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -274,6 +281,7 @@ export const ASKED_AFTER_HANDLERS = [
   'fewer-actions',
   'collaborating-subsessions',
   'goal-statements',
+  'remote-subsessions',
 ] as const satisfies readonly PatchId[];
 
 /**

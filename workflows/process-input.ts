@@ -76,6 +76,7 @@ export function sessionContext(
       agentCapabilities: patches['agent-capabilities'],
       collaborating: patches['collaborating-subsessions'],
       goalStatements: patches['goal-statements'],
+      remoteSubsessions: patches['remote-subsessions'],
     },
     taskQueue: workflowInfo().taskQueue,
     meter,

@@ -87,6 +87,8 @@ export async function startWorker(options: {
   events?: EventPublisher;
   /** Relevance and task terms in one call (default) or two (HARNESS_UNDERSTANDING). */
   understanding?: ActivityDeps['understanding'];
+  /** Remote A2A agents `session_create_sub` may name (HARNESS_A2A_REMOTE_AGENTS). */
+  remoteAgents?: ActivityDeps['remoteAgents'];
 }): Promise<TestWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -114,6 +116,7 @@ export async function startWorker(options: {
       ...(options.memories ? { memories: options.memories } : {}),
       ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
       ...(options.policy ? { policy: options.policy } : {}),
+      ...(options.remoteAgents ? { remoteAgents: options.remoteAgents } : {}),
     }),
   });
   const running = worker.run();

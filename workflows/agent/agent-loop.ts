@@ -18,6 +18,7 @@ import { describeFailure } from '../stages/stage-runner.js';
 import { LIMITS, STAGE, type ActiveTurn, type BoundInput, type TurnOutcome } from '../../contract/state.js';
 import { finishFollowUp, recordDelegation } from '../children/collaboration.js';
 import { createSubSession } from '../children/sub-sessions.js';
+import { callRemoteSubSession, subSessionsThisTurn } from '../children/remote-agents.js';
 import { requestOf, userItem } from './step-request.js';
 import { interruptCalls, nextAction, sealStep, startStep, type RunVia } from './tool-calls.js';
 import { runCapabilityTool } from './capability-tools.js';
@@ -201,6 +202,9 @@ async function runCall(ctx: SessionContext, turn: ActiveTurn, call: PendingCall,
         finishCall(call, 'error', refused);
         return;
       }
+      // Runs recorded before remote sub-sessions were never offered `agent`.
+      const agent = ctx.patches.remoteSubsessions ? args.agent : undefined;
+      if (agent !== undefined) return await callRemoteSubSession(ctx, turn, call, { ...args, agent });
       const key = `tool:${turn.seq}:${call.callId}`;
       const created = await ctx.cancellable('tool', () =>
         createSubSession(
@@ -274,7 +278,7 @@ function delegationRefusal(ctx: SessionContext, turn: ActiveTurn): string | null
   if (state.depth >= maxSessionDepth) {
     return `session_create_sub refused: this Session is at depth ${state.depth} and sub-sessions may go at most ${maxSessionDepth} deep; do the work here or tell the user`;
   }
-  const created = state.children.filter((c) => c.createdAtSeq === turn.seq).length;
+  const created = subSessionsThisTurn(ctx, turn);
   if (created >= maxSubSessionsPerTurn) {
     return `session_create_sub refused: at most ${maxSubSessionsPerTurn} sub-sessions per turn, and this turn created ${created}`;
   }

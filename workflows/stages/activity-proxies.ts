@@ -21,6 +21,7 @@ import {
   type AgentActivities,
   type AgentStepRequest,
   type AgentTurnRequest,
+  type CallRemoteAgentRequest,
   type CapabilitySearchRequest,
   type PolicyActivities,
   type RunToolRequest,
@@ -183,6 +184,15 @@ export function makeActivities(settings: Settings, meter?: ActivityMeter) {
     retry: { maximumAttempts: 2, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE.InvalidRequest] },
     summary: 'Running a tool',
   });
+  // A remote A2A agent: sent once (a retry follows the task its first attempt heartbeated), so the
+  // same one retry after a lost worker as a tool call.
+  const remote = proxyActivities<AgentActivities>({
+    ...agentQueue,
+    startToCloseTimeout: settings.toolTimeoutMs,
+    heartbeatTimeout: '30s',
+    retry: { maximumAttempts: 2, initialInterval: '1s', nonRetryableErrorTypes: [FAILURE.InvalidRequest] },
+    summary: 'Calling a remote agent',
+  });
   const relevance = helper(STAGE.understand).relevance;
   const extractTerms = helper(STAGE.extract).extractTerms;
   const orchestrate = helper(STAGE.orchestrate).orchestrate;
@@ -227,5 +237,7 @@ export function makeActivities(settings: Settings, meter?: ActivityMeter) {
       return { answer, usage: usageOf(answer) };
     },
     runTool: async (request: RunToolRequest) => checked(RunToolResult, await tools.runTool(request)),
+    callRemoteAgent: async (request: CallRemoteAgentRequest) =>
+      checked(RunToolResult, await remote.callRemoteAgent(request)),
   };
 }

@@ -33,6 +33,8 @@ export interface SessionContext {
     readonly collaborating: boolean;
     /** Goals are task statements with a lifecycle (environment/goals.ts, agent/goal-tool.ts). */
     readonly goalStatements: boolean;
+    /** `session_create_sub` may name a remote A2A agent (children/remote-agents.ts). */
+    readonly remoteSubsessions: boolean;
   };
   /** Counts model usage toward the Session and the input being processed, and tells calls their budget. */
   readonly meter: UsageMeter;
