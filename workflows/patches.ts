@@ -240,7 +240,7 @@ export const PATCHES = [
   },
   {
     id: 'remote-subsessions',
-    since: 'PENDING (2026-12-06)',
+    since: 'f334a5c (2026-12-06)',
     asked: 'start',
     where: 'workflows/session.ts (used in workflows/agent/agent-loop.ts, workflows/children/remote-agents.ts)',
     why: "Runs recorded before it take `session_create_sub`'s arguments without `agent` (no worker offered it then) and count only local sub-sessions against `maxSubSessionsPerTurn`. With it, a call naming `agent` runs the `callRemoteAgent` activity (a configured remote A2A agent, under the same depth and per-turn caps), whose answer is the call's result, and the input's record lists the call in `remote` (`remote-subsession` history).",
