@@ -11,7 +11,7 @@
  * `base`, `after-<k>`, kept for bench/heap-diff.ts; otherwise into a temporary directory, removed):
  * from it, the heap without compiled code. Code grows as functions get hot and is shared by every
  * workflow on the thread, so with few Sessions it would read as theirs; without it, what a Session
- * keeps. The late window (from the last point at least 100 inputs before the end, 100 or later, to
+ * keeps. The late window (from the last point at least 200 inputs before the end, 100 or later, to
  * the end) says whether a long conversation still grows once its bounded lists have filled.
  *
  * At the end one Session gets one more input, which makes it continue-as-new: the state it
@@ -67,7 +67,7 @@ export interface ConversationResult {
   perInputAfter10Bytes: number;
   /** Heap without compiled code before the Sessions (the snapshot's), for the data figures. */
   baseDataBytes: number;
-  /** Growth per input over the late window (null when the conversation has fewer than 200 inputs). */
+  /** Growth per input over the late window (null when the conversation has fewer than 300 inputs). */
   late: ConversationWindow | null;
   /** Signal → turn.finished over every input, p50 / p95. */
   latency: { p50Ms: number; p95Ms: number };
@@ -83,10 +83,14 @@ export function conversationPoints(inputs: number): number[] {
   return [...new Set([...points.filter((k) => k < inputs), inputs])];
 }
 
-/** The late window's first point: the last one at least 100 inputs before the end, 100 or later. */
+/**
+ * The late window's first point: the last one at least 200 inputs before the end, 100 or later. Call
+ * scopes are let go of in generations (workflows/run/call-scopes.ts, 512 calls: ~200 inputs here),
+ * so heap rises and falls by some KB per Session over that period; a shorter window reads the swing.
+ */
 export function lateFrom(points: number[]): number | null {
   const last = points.at(-1) ?? 0;
-  const from = points.filter((k) => k >= 100 && k <= last - 100).at(-1);
+  const from = points.filter((k) => k >= 100 && k <= last - 200).at(-1);
   return from ?? null;
 }
 

@@ -489,7 +489,7 @@ export function conversationReport(c: ConversationResult): string {
   // Results written before the late window was measured have no `late`.
   const late = c.late
     ? `late growth per input, ${c.late.from}th → ${c.late.to}th: ${Math.round(c.late.perInputDataBytes)} B without compiled code (${Math.round(c.late.perInputBytes)} B with it)`
-    : 'late growth per input: - (fewer than 200 inputs)';
+    : 'late growth per input: - (fewer than 300 inputs)';
   const lists = c.carried
     ? Object.entries(c.carried.lists)
         .filter(([, l]) => l.items > 0)

@@ -9,12 +9,12 @@ describe('capacity conversation points', () => {
     expect(conversationPoints(250)).toEqual([2, 10, 50, 100, 200, 250]);
   });
 
-  it('starts the late window at the last point 100 or more inputs before the end, not before the 100th', () => {
-    expect(lateFrom(conversationPoints(300))).toBe(200);
-    expect(lateFrom(conversationPoints(500))).toBe(400);
-    expect(lateFrom(conversationPoints(250))).toBe(100);
-    // Too short for a window whose lists have had 100 inputs to fill.
-    expect(lateFrom(conversationPoints(150))).toBeNull();
+  it('starts the late window at the last point 200 or more inputs before the end, not before the 100th', () => {
+    expect(lateFrom(conversationPoints(300))).toBe(100);
+    expect(lateFrom(conversationPoints(500))).toBe(300);
+    expect(lateFrom(conversationPoints(450))).toBe(200);
+    // Too short for a 200-input window after the lists have had 100 inputs to fill.
+    expect(lateFrom(conversationPoints(250))).toBeNull();
     expect(lateFrom(conversationPoints(12))).toBeNull();
   });
 });
