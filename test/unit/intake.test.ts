@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bindNext, carryRecent, intake, refusal } from '../../workflows/ledger/intake.js';
 import { restoreState } from '../../workflows/run/state.js';
+import { userItem } from '../../workflows/agent/step-request.js';
 import { initialState } from '../../workflows/run/state.js';
 import { BUDGET } from '../../contract/budget.js';
 import { jsonBytes } from '../../contract/text.js';
@@ -188,5 +189,21 @@ describe('initialState', () => {
     const state = initialState({ sessionId: 's' });
     expect(state.goals).toEqual({ session: null, phase: null });
     expect(state.settings.thresholds).toEqual({ high: 0.65, low: 0.35 });
+  });
+
+  it("a bound input's transcript item keeps its resources, and shares one frozen empty list when it has none", () => {
+    const state = fresh();
+    const resources = [{ uri: 'file:///tmp/a.txt' }];
+    intake(state, { messageId: 'a', text: 'one', resources }, 'signal', 1);
+    intake(state, { messageId: 'b', text: 'two' }, 'signal', 1);
+    intake(state, { messageId: 'c', text: 'three' }, 'signal', 1);
+    const [a, b, c] = [bindNext(state, 2)!, bindNext(state, 2)!, bindNext(state, 2)!].map(userItem);
+    expect(a).toMatchObject({ kind: 'user', seq: 1, text: 'one', resources: [{ uri: 'file:///tmp/a.txt' }] });
+    const empty = (item: typeof b) => (item?.kind === 'user' ? item.resources : null);
+    expect(empty(b)).toEqual([]);
+    expect(empty(b)).toBe(empty(c));
+    expect(Object.isFrozen(empty(b))).toBe(true);
+    // Carried as plain JSON like any other.
+    expect(JSON.parse(JSON.stringify(c))).toEqual({ kind: 'user', seq: 3, text: 'three', resources: [] });
   });
 });
