@@ -85,7 +85,7 @@ export function conversationPoints(inputs: number): number[] {
 
 /**
  * The late window's first point: the last one at least 200 inputs before the end, 100 or later. Call
- * scopes are let go of in generations (workflows/run/call-scopes.ts, 256 calls: ~100 inputs here),
+ * scopes are let go of in generations (workflows/run/call-scopes.ts, hundreds of calls),
  * so heap rises and falls by some KB per Session over that period; a shorter window reads the swing.
  */
 export function lateFrom(points: number[]): number | null {
