@@ -11,6 +11,7 @@ import {
   decisionsQuery,
   goalsQuery,
   messageSignal,
+  notificationSignal,
   resultUpdate,
   snapshotQuery,
   submitUpdate,
@@ -242,6 +243,56 @@ describe('Session intake on a real server', () => {
         (s) => s.seq.lastBound === 3 && s.stage === 'Idle',
       );
       expect((await handle.query(decisionsQuery)).map((d) => d.messageId)).toEqual(messages.map((m) => m.messageId));
+      expect(await failedWorkflowTasks(handle)).toEqual([]);
+    } finally {
+      await late.stop();
+    }
+  });
+
+  it("signals sent before the run's first task are handled in arrival order: messages, a notification, then a close", async () => {
+    // No worker polls this task queue until every signal is in history, so the first workflow task
+    // carries them all. The SDK hands buffered signals to each handler as it is set; the close must
+    // still apply after the messages sent before it (they are finished, not refused).
+    const taskQueue = uniqueId('tq-late');
+    const sessionId = uniqueId('s');
+    const handle = await w.client.workflow.start('session', {
+      workflowId: `session:${sessionId}`,
+      taskQueue,
+      args: [{ sessionId, settings: { agentTurn: false } }],
+    });
+    const first = message('Plan the team offsite');
+    const second = message('and book the venue for it');
+    await handle.signal(messageSignal, first);
+    await handle.signal(notificationSignal, {
+      notificationId: 'n-first',
+      kind: 'calendar',
+      text: 'venue list updated',
+    });
+    await handle.signal(messageSignal, second);
+    // A name the Session has no handler for stays unhandled, as before, and fails nothing.
+    await handle.signal('noSuchSignal', { anything: true });
+    await handle.signal('__temporal_probe', { anything: true });
+    await handle.signal(commandSignal, { commandId: 'close-first', name: 'close' });
+    const late = await startWorker({ models: scriptedModels(models), taskQueue });
+    try {
+      expect(await handle.result()).toEqual({ sessionId, status: 'closed', lastSeq: 2, runs: 1 });
+      const events = (await handle.fetchHistory()).events ?? [];
+      const firstTask = events.findIndex((e) => e.workflowTaskStartedEventAttributes);
+      const signals = events.flatMap((e, i) => (e.workflowExecutionSignaledEventAttributes ? [i] : []));
+      expect(signals).toHaveLength(6);
+      expect(signals.every((i) => i < firstTask)).toBe(true);
+      const decisions = await handle.query(decisionsQuery);
+      expect(decisions.map((d) => [d.seq, d.messageId])).toEqual([
+        [1, first.messageId],
+        [2, second.messageId],
+      ]);
+      const snapshot = await handle.query(snapshotQuery);
+      expect(snapshot.counts.rejected).toBe(0);
+      expect(snapshot.recentRejections).toEqual([]);
+      expect(snapshot.recentControlEvents.map((e) => [e.kind, e.summary])).toEqual([
+        ['notification', expect.not.stringContaining('refused')],
+        ['command', expect.stringMatching(/^close/)],
+      ]);
       expect(await failedWorkflowTasks(handle)).toEqual([]);
     } finally {
       await late.stop();

@@ -245,6 +245,13 @@ export const PATCHES = [
     where: 'workflows/session.ts (used in workflows/agent/agent-loop.ts, workflows/children/remote-agents.ts)',
     why: "Runs recorded before it take `session_create_sub`'s arguments without `agent` (no worker offered it then) and count only local sub-sessions against `maxSubSessionsPerTurn`. With it, a call naming `agent` runs the `callRemoteAgent` activity (a configured remote A2A agent, under the same depth and per-turn caps), whose answer is the call's result, and the input's record lists the call in `remote` (`remote-subsession` history).",
   },
+  {
+    id: 'arrival-order-signals',
+    since: 'PENDING (2026-12-07)',
+    asked: 'start',
+    where: 'workflows/session.ts (used in workflows/control/arrival-order.ts)',
+    why: "Runs recorded before it hand the signals buffered before their first task to the handlers kind by kind, as each handler is set (the control signals' before the `message` handler): a `close` sent after a message in that window was applied first and refused the message with `session is closed`. With it a default signal handler takes every buffered signal first, in the order the server received them, and calls its kind's handler; the handlers are then set as before and the default handler unset (`arrival-order-signals` history).",
+  },
 ] as const satisfies readonly PatchRow[];
 
 /** An id from the table. */
@@ -264,6 +271,7 @@ export const ASKED_BEFORE_HANDLERS = [
   'bound-control',
   'current-control-policy',
   'while-busy',
+  'arrival-order-signals',
 ] as const satisfies readonly PatchId[];
 
 /**
