@@ -301,10 +301,8 @@ describe('Session intake on a real server', () => {
 
   it('close finishes the queued inputs, refuses new ones with a clear reason, and completes the workflow', async () => {
     const handle = await startSession(w, { settings: { agentTurn: false } });
-    // After the run's first task: signals buffered before it reach their handlers kind by kind, the
-    // control handlers first (session.ts), so a close buffered there is applied before messages sent
-    // ahead of it and refuses them (a known limit, docs/design.md). This test is about a close that
-    // arrives while inputs are queued.
+    // After the run's first task: this test is about a close that arrives while inputs are queued (the
+    // test above covers signals buffered before that task).
     await handle.query(snapshotQuery);
     await handle.signal(commandSignal, { commandId: 'p', name: 'pause' });
     const queued = [message('Collect the supplier invoices'), message('and the credit notes')];
