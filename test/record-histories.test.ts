@@ -304,12 +304,7 @@ describe.runIf(enabled)('record replay histories', () => {
     script.relevance.set('and book the venue for it', [0.9, 0.9]);
     // No worker polls this queue until every signal is in history, so the first task carries them all.
     const taskQueue = uniqueId('tq-late');
-    const sessionId = uniqueId('s');
-    const handle = await w.client.workflow.start('session', {
-      workflowId: workflowIdFor(sessionId),
-      taskQueue,
-      args: [{ sessionId }],
-    });
+    const handle = await startSession({ client: w.client, taskQueue });
     await handle.signal(messageSignal, message(GOAL));
     await handle.signal(notificationSignal, { notificationId: uniqueId('n'), kind: 'calendar', text: 'venue list' });
     await handle.signal(messageSignal, message('and book the venue for it'));

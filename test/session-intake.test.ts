@@ -255,11 +255,7 @@ describe('Session intake on a real server', () => {
     // still apply after the messages sent before it (they are finished, not refused).
     const taskQueue = uniqueId('tq-late');
     const sessionId = uniqueId('s');
-    const handle = await w.client.workflow.start('session', {
-      workflowId: `session:${sessionId}`,
-      taskQueue,
-      args: [{ sessionId, settings: { agentTurn: false } }],
-    });
+    const handle = await startSession({ client: w.client, taskQueue }, { sessionId, settings: { agentTurn: false } });
     const first = message('Plan the team offsite');
     const second = message('and book the venue for it');
     await handle.signal(messageSignal, first);
