@@ -13,7 +13,7 @@ export const ASKING_RULE = `Ask a patch either at the run's start, by adding it 
 export const RETIRING_RULE = `A patch's old branch stays while a run that started before its \`since\` commit may still be open, reset or replayed (retention included). Such runs can no longer exist once the task queue they ran on is drained: with Worker Versioning, once no open run is pinned to a deployment version older than the patch; without it, at a release boundary after which \`temporal workflow list --query 'WorkflowType="session" AND ExecutionStatus="Running" AND StartTime < "<since date>"'\` lists nothing and the retention period of closed runs has passed. Then, for one release, \`patched(id)\` becomes \`deprecatePatch(id)\` (the new branch only; histories that carry the marker still replay) and the committed histories in \`test/histories/\` that take the old branch are removed, since they document runs that can no longer exist; in the next release the call and the row go. Every patch kept costs each new run a marker and an upsert of \`TemporalChangeVersion\`: two history events, though Temporal Cloud's Actions page does not bill that upsert (\`bench/driver.ts\` counts by that page), so retiring them keeps histories and replay short rather than bills low.`;
 
 /** What the rule says today (Markdown, rendered into docs/patches.md). */
-export const RETIRED_SO_FAR = `None yet. Every id came between 2026-11-30 and 2026-12-02 and no release boundary with a drained task queue has passed since, so a run that takes each old branch may still be open; the committed histories that take the old branches (named in each row, or recorded before the id existed) document such runs and must keep replaying. No \`deprecatePatch\` is called.`;
+export const RETIRED_SO_FAR = `None yet. Every id came between 2026-11-30 and 2026-12-06 and no release boundary with a drained task queue has passed since, so a run that takes each old branch may still be open; the committed histories that take the old branches (named in each row, or recorded before the id existed) document such runs and must keep replaying. No \`deprecatePatch\` is called.`;
 
 /** One patch: its id, when it came, where it is asked, and what its old branch does and why it is kept. */
 export interface PatchRow {
@@ -247,7 +247,7 @@ export const PATCHES = [
   },
   {
     id: 'arrival-order-signals',
-    since: 'PENDING (2026-12-07)',
+    since: '3cfdffd (2026-12-06)',
     asked: 'start',
     where: 'workflows/session.ts (used in workflows/control/arrival-order.ts)',
     why: "Runs recorded before it hand the signals buffered before their first task to the handlers kind by kind, as each handler is set (the control signals' before the `message` handler): a `close` sent after a message in that window was applied first and refused the message with `session is closed`. With it a default signal handler takes every buffered signal first, in the order the server received them, and calls its kind's handler; the handlers are then set as before and the default handler unset (`arrival-order-signals` history).",
