@@ -70,6 +70,11 @@ export interface CapacityOptions {
   heapOnly?: boolean;
   /** Where to write heap snapshots of the workflow thread at each memory point (base, after-2, after-10). */
   snapshotDir?: string;
+  /**
+   * False runs the scenario's server without eager activity execution (dev/dev-server.ts
+   * DEFAULT_DYNAMIC_CONFIG turns it on, as for `npm start`), to measure what it buys.
+   */
+  eagerActivities?: boolean;
 }
 
 /** Published Temporal Cloud price: "Actions pricing starts at $50 per million Actions" (https://docs.temporal.io/cloud/pricing). */
@@ -114,8 +119,17 @@ export interface CapacityResult {
   pricePerMillionActions: number;
   saturation?: Record<
     FlavorName,
-    { inputs: number; inputsPerSecond: number; workerCpuMsPerInput: number; serverCpuMsPerInput: number }
+    {
+      inputs: number;
+      inputsPerSecond: number;
+      workerCpuMsPerInput: number;
+      serverCpuMsPerInput: number;
+      /** This process: the Temporal client sending the signals, on the same cores. */
+      clientCpuMsPerInput: number;
+    }
   > & { ratio: number };
+  /** Whether the scenario's server executed activities eagerly. */
+  eagerActivities: boolean;
   replay?: {
     samples: number;
     /** History events of the sampled Sessions' current runs (median). */
@@ -347,6 +361,7 @@ async function saturate(
   });
   const w0 = cpuMs(worker.pid);
   const s0 = treeCpuMs(serverPid);
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     driven.map(async (d) => {
@@ -356,12 +371,14 @@ async function saturate(
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
+  const own = process.cpuUsage(c0);
   const total = workflows * inputs;
   return {
     inputs: total,
     inputsPerSecond: round(total / seconds),
     workerCpuMsPerInput: round((cpuMs(worker.pid) - w0) / total),
     serverCpuMsPerInput: round((treeCpuMs(serverPid) - s0) / total),
+    clientCpuMsPerInput: round((own.user + own.system) / 1000 / total),
   };
 }
 
@@ -413,7 +430,11 @@ export async function embeddedStack(namespace: string, dynamicConfig?: Record<st
 /** Runs the whole scenario on its own dev server and worker process. */
 export async function capacity(options: CapacityOptions, log: (line: string) => void): Promise<CapacityResult> {
   const startLoad = loadavg().map((x) => round(x));
-  const stack = await embeddedStack(options.namespace);
+  const eagerActivities = options.eagerActivities !== false;
+  const stack = await embeddedStack(
+    options.namespace,
+    eagerActivities ? undefined : { 'system.enableActivityEagerExecution': false },
+  );
   const { server, client, dbFile, env, taskQueue } = stack;
   const n = options.sessions;
   const measuringCache = n + options.saturationWorkflows * 2 + options.actionSamples + 20;
@@ -522,6 +543,7 @@ export async function capacity(options: CapacityOptions, log: (line: string) => 
     return {
       sessions: n,
       measuringCache,
+      eagerActivities,
       ...rest,
       heap: {
         baseBytes: heap0.usedBytes,

@@ -86,6 +86,8 @@ export interface BenchOptions {
   capacityWorkerHeapMib?: number;
   /** Only the capacity scenario's memory part. */
   capacityHeapOnly?: boolean;
+  /** False: the capacity scenario's server runs without eager activity execution. */
+  capacityEagerActivities?: boolean;
   /** Directory for heap snapshots of the capacity worker's workflow thread at each memory point. */
   capacitySnapshots?: string;
   /**
@@ -228,6 +230,7 @@ export async function runBench(
       ...(options.capacityWorkerHeapMib ? { workerHeapMib: options.capacityWorkerHeapMib } : {}),
       ...(options.capacityHeapOnly ? { heapOnly: true } : {}),
       ...(options.capacitySnapshots ? { snapshotDir: options.capacitySnapshots } : {}),
+      ...(options.capacityEagerActivities === false ? { eagerActivities: false } : {}),
     };
     log(`- capacity (${o.sessions} Sessions on a worker process of their own)`);
     results.capacity = await capacity(o, log);
@@ -294,6 +297,11 @@ async function main(): Promise<void> {
     .option('--capacity-inputs <n>', 'continue inputs each of them gets at once (default 10)', int)
     .option('--capacity-action-samples <n>', 'Sessions whose inputs are counted for actions (default 2)', int)
     .option('--capacity-heap-only', 'capacity: only heap, RSS and SQLite per Session (a quick check)')
+    .addOption(
+      new Option('--capacity-eager-activities <mode>', "capacity: the server's eager activity execution")
+        .choices(['on', 'off'])
+        .default('on'),
+    )
     .option(
       '--capacity-snapshots <dir>',
       "capacity: write heap snapshots of the worker's workflow thread here (base and at each memory point)",
@@ -362,6 +370,7 @@ async function main(): Promise<void> {
     ...(o.capacityActionSamples ? { capacityActionSamples: Number(o.capacityActionSamples) } : {}),
     ...(o.capacityWorkerHeapMib ? { capacityWorkerHeapMib: Number(o.capacityWorkerHeapMib) } : {}),
     ...(o.capacityHeapOnly ? { capacityHeapOnly: true } : {}),
+    ...(o.capacityEagerActivities === 'off' ? { capacityEagerActivities: false } : {}),
     ...(o.capacitySnapshots ? { capacitySnapshots: resolve(String(o.capacitySnapshots)) } : {}),
     ...(o.capacityConversation ? { capacityConversation: Number(o.capacityConversation) } : {}),
     ...(o.pricePerMillionActions !== undefined ? { pricePerMillionActions: Number(o.pricePerMillionActions) } : {}),

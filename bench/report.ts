@@ -424,7 +424,18 @@ export function capacityReport(c: CapacityResult): string {
         f(b.workerCpuMsPerInput, ' ms'),
         '/proc/<pid>/stat',
       ],
-      ['CPU per input: dev server process tree', f(s.serverCpuMsPerInput, ' ms'), f(b.serverCpuMsPerInput, ' ms'), ''],
+      [
+        'CPU per input: dev server process tree',
+        f(s.serverCpuMsPerInput, ' ms'),
+        f(b.serverCpuMsPerInput, ' ms'),
+        `eager activity execution ${c.eagerActivities ? 'on' : 'off (--capacity-eager-activities off)'}`,
+      ],
+      [
+        'CPU per input: the bench client (signals)',
+        f(s.clientCpuMsPerInput, ' ms'),
+        f(b.clientCpuMsPerInput, ' ms'),
+        'this process, on the same cores',
+      ],
     );
   }
   const actions = c.actions;

@@ -21,7 +21,10 @@ export interface DevServerOptions {
   log: (line: string) => void;
   /** SQLite pragmas for the server's database (`--sqlite-pragma`); default DEFAULT_SQLITE_PRAGMAS. */
   sqlitePragmas?: Record<string, string>;
-  /** Dynamic config values (`--dynamic-config-value key=value`, the value as JSON). */
+  /**
+   * Dynamic config values (`--dynamic-config-value key=value`, the value as JSON), over
+   * DEFAULT_DYNAMIC_CONFIG.
+   */
   dynamicConfig?: Record<string, unknown>;
 }
 
@@ -33,6 +36,28 @@ export interface DevServerOptions {
  * right side of the trade; `npm run bench -- --pragmas` measures what it buys.
  */
 export const DEFAULT_SQLITE_PRAGMAS: Readonly<Record<string, string>> = { journal_mode: 'wal', synchronous: 'normal' };
+
+/**
+ * Eager activity execution: when a workflow task's completion schedules an activity on the worker's
+ * own task queue and the worker has a free slot (the SDK reserves up to
+ * `maxEagerActivityReservationsPerWorkflowTask`, 3), the server hands the activity task back in the
+ * completion's response instead of queueing it for a poll. The history is the same (the activity's
+ * scheduled, started and completed events; the same billable actions); what goes is the matching
+ * round trip. Off by default in the server (`system.enableActivityEagerExecution`); on here because
+ * every model-gated step of a Session is an activity scheduled right after a workflow task.
+ * `npm run bench -- --scenarios capacity --capacity-eager-activities off` measures what it buys.
+ */
+export const DEFAULT_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
+  'system.enableActivityEagerExecution': true,
+};
+
+/** `--dynamic-config-value` flags for the dev server: DEFAULT_DYNAMIC_CONFIG with `overrides` over it. */
+export function dynamicConfigFlags(overrides: Record<string, unknown> = {}): string[] {
+  return Object.entries({ ...DEFAULT_DYNAMIC_CONFIG, ...overrides }).flatMap(([key, value]) => [
+    '--dynamic-config-value',
+    `${key}=${JSON.stringify(value)}`,
+  ]);
+}
 
 export interface DevServer {
   address: string;
@@ -76,10 +101,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     ]),
     ...devServerSearchAttributeFlags(),
     ...(options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
-    ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => [
-      '--dynamic-config-value',
-      `${key}=${JSON.stringify(value)}`,
-    ]),
+    ...dynamicConfigFlags(options.dynamicConfig),
   ];
   // Through its guardian (server-guard.cjs), in their own process group: Ctrl-C reaches only us, and
   // we stop the server after the worker has drained. The guardian's stdin is a pipe from us: when we

@@ -214,8 +214,11 @@ dynamicConfigClient:
 `;
 }
 
-// Search attributes registered through the operator API are usable at once (as with start-dev).
+// Search attributes registered through the operator API are usable at once (as with start-dev), and
+// activities are executed eagerly as `npm start`'s server does (dev/dev-server.ts DEFAULT_DYNAMIC_CONFIG).
 const DYNAMIC_CONFIG = `system.forceSearchAttributesCacheRefreshOnRead:
+  - value: true
+system.enableActivityEagerExecution:
   - value: true
 `;
 

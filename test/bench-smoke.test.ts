@@ -169,10 +169,14 @@ describe('npm run bench', () => {
           inputsPerSecond: expect.any(Number) as number,
           workerCpuMsPerInput: expect.any(Number) as number,
           serverCpuMsPerInput: expect.any(Number) as number,
+          clientCpuMsPerInput: expect.any(Number) as number,
         });
         // Read over the server's process tree (its pid is the guardian's): the server works for every input.
         expect(c?.saturation?.[flavor].serverCpuMsPerInput).toBeGreaterThan(0);
       }
+      // The scenario's server is `npm start`'s: activities executed eagerly (dev/dev-server.ts).
+      expect(c?.eagerActivities).toBe(true);
+      expect(capacityReport(c!)).toContain('eager activity execution on');
       expect(c?.replay?.samples).toBe(3);
       expect(c?.defaultCache?.line).toMatch(/^sticky cache: \d+ Sessions/);
       expect(capacityReport(c!)).toContain('replay cost');

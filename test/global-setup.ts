@@ -11,6 +11,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { sharedContractOptions } from '../worker/shared-contract.js';
 import type { TestProject } from 'vitest/node';
 import { ensureTemporalCli } from '../dev/temporal-cli.js';
+import { dynamicConfigFlags } from '../dev/dev-server.js';
 import { SessionGoalKey, SessionParentKey, SessionStageKey, SessionStatusKey } from '../contract/search-attributes.js';
 
 declare module 'vitest' {
@@ -32,7 +33,8 @@ export async function setup(project: TestProject): Promise<void> {
       executable: { type: 'existing-path', path: cliPath },
       searchAttributes: [SessionStageKey, SessionStatusKey, SessionParentKey, SessionGoalKey],
       ip: '127.0.0.1',
-      extraArgs: ['--log-level', 'error'],
+      // The dynamic config `npm start` gives its server (eager activity execution), so tests run on it.
+      extraArgs: ['--log-level', 'error', ...dynamicConfigFlags()],
     },
   });
   const bundle = await bundleWorkflowCode({

@@ -296,6 +296,30 @@ describe.runIf(enabled)('record replay histories', () => {
     }
   });
 
+  it("arrival-order-signals: two messages, a notification, unhandled names and a close all in the run's first task", async () => {
+    const name = 'arrival-order-signals';
+    forget(name);
+    const GOAL = 'Plan the team offsite';
+    script.selection.set(GOAL, { skills: [], toolsets: [] });
+    script.relevance.set('and book the venue for it', [0.9, 0.9]);
+    // No worker polls this queue until every signal is in history, so the first task carries them all.
+    const taskQueue = uniqueId('tq-late');
+    const handle = await startSession({ client: w.client, taskQueue });
+    await handle.signal(messageSignal, message(GOAL));
+    await handle.signal(notificationSignal, { notificationId: uniqueId('n'), kind: 'calendar', text: 'venue list' });
+    await handle.signal(messageSignal, message('and book the venue for it'));
+    await handle.signal('noSuchSignal', { anything: true });
+    await handle.signal('__temporal_probe', { anything: true });
+    await command(handle, 'close');
+    const late = await startWorker({ models: scriptedModels(server), catalog, mcp, taskQueue });
+    try {
+      expect(await handle.result()).toMatchObject({ status: 'closed', lastSeq: 2, runs: 1 });
+      expect(await record(name, handle)).toHaveLength(1);
+    } finally {
+      await late.stop();
+    }
+  });
+
   it('continue-as-new: several runs, with inputs queued across them', async () => {
     forget('continue-as-new');
     const GOAL = 'Keep a running list of release notes';

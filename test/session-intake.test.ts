@@ -11,6 +11,7 @@ import {
   decisionsQuery,
   goalsQuery,
   messageSignal,
+  notificationSignal,
   resultUpdate,
   snapshotQuery,
   submitUpdate,
@@ -248,12 +249,56 @@ describe('Session intake on a real server', () => {
     }
   });
 
+  it("signals sent before the run's first task are handled in arrival order: messages, a notification, then a close", async () => {
+    // No worker polls this task queue until every signal is in history, so the first workflow task
+    // carries them all. The SDK hands buffered signals to each handler as it is set; the close must
+    // still apply after the messages sent before it (they are finished, not refused).
+    const taskQueue = uniqueId('tq-late');
+    const sessionId = uniqueId('s');
+    const handle = await startSession({ client: w.client, taskQueue }, { sessionId, settings: { agentTurn: false } });
+    const first = message('Plan the team offsite');
+    const second = message('and book the venue for it');
+    await handle.signal(messageSignal, first);
+    await handle.signal(notificationSignal, {
+      notificationId: 'n-first',
+      kind: 'calendar',
+      text: 'venue list updated',
+    });
+    await handle.signal(messageSignal, second);
+    // A name the Session has no handler for stays unhandled, as before, and fails nothing.
+    await handle.signal('noSuchSignal', { anything: true });
+    await handle.signal('__temporal_probe', { anything: true });
+    await handle.signal(commandSignal, { commandId: 'close-first', name: 'close' });
+    const late = await startWorker({ models: scriptedModels(models), taskQueue });
+    try {
+      expect(await handle.result()).toEqual({ sessionId, status: 'closed', lastSeq: 2, runs: 1 });
+      const events = (await handle.fetchHistory()).events ?? [];
+      const firstTask = events.findIndex((e) => e.workflowTaskStartedEventAttributes);
+      const signals = events.flatMap((e, i) => (e.workflowExecutionSignaledEventAttributes ? [i] : []));
+      expect(signals).toHaveLength(6);
+      expect(signals.every((i) => i < firstTask)).toBe(true);
+      const decisions = await handle.query(decisionsQuery);
+      expect(decisions.map((d) => [d.seq, d.messageId])).toEqual([
+        [1, first.messageId],
+        [2, second.messageId],
+      ]);
+      const snapshot = await handle.query(snapshotQuery);
+      expect(snapshot.counts.rejected).toBe(0);
+      expect(snapshot.recentRejections).toEqual([]);
+      expect(snapshot.recentControlEvents.map((e) => [e.kind, e.summary])).toEqual([
+        ['notification', expect.not.stringContaining('refused')],
+        ['command', expect.stringMatching(/^close/)],
+      ]);
+      expect(await failedWorkflowTasks(handle)).toEqual([]);
+    } finally {
+      await late.stop();
+    }
+  });
+
   it('close finishes the queued inputs, refuses new ones with a clear reason, and completes the workflow', async () => {
     const handle = await startSession(w, { settings: { agentTurn: false } });
-    // After the run's first task: signals buffered before it reach their handlers kind by kind, the
-    // control handlers first (session.ts), so a close buffered there is applied before messages sent
-    // ahead of it and refuses them (a known limit, docs/design.md). This test is about a close that
-    // arrives while inputs are queued.
+    // After the run's first task: this test is about a close that arrives while inputs are queued (the
+    // test above covers signals buffered before that task).
     await handle.query(snapshotQuery);
     await handle.signal(commandSignal, { commandId: 'p', name: 'pause' });
     const queued = [message('Collect the supplier invoices'), message('and the credit notes')];

@@ -32,6 +32,7 @@ import {
 import { ResultRequest } from '../contract/queries.js';
 import { STAGE, type VerifiedClaims } from '../contract/state.js';
 import { describeIssues } from '../contract/text.js';
+import { routeBufferedSignals } from './control/arrival-order.js';
 import { ControlPlane } from './control/control-plane.js';
 import { awaitResult } from './control/result.js';
 import { registerSubSessionReplies } from './control/sub-session-replies.js';
@@ -88,6 +89,11 @@ export async function session(input: SessionInput): Promise<SessionResult> {
     ? (raw: unknown) => control.input(raw, (verified) => takeMessage(raw, verified))
     : (raw: unknown) => takeMessage(raw);
   const registerMessage = () => setHandler(messageSignal, onMessage, { description: DESCRIPTIONS.message });
+  // With `arrival-order-signals` every signal buffered before this task reaches its handler in arrival
+  // order first (control/arrival-order.ts); older runs hand them over kind by kind, as each is set.
+  const endRouting = early['arrival-order-signals']
+    ? routeBufferedSignals(new Map([[messageSignal.name, onMessage], ...control.signalHandlers()]))
+    : null;
   if (!early['message-after-control']) registerMessage();
   const submitNow = (raw: unknown, verified?: VerifiedClaims) => submitAnswer(take(raw, 'update', verified));
   const registerSubmit = () =>
@@ -104,6 +110,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   // In this order, which decides the order of items buffered in the run's first task (patches.ts).
   control.registerSignals();
   if (early['message-after-control']) registerMessage();
+  endRouting?.();
   if (early['submit-after-control']) registerSubmit();
   control.registerUpdates();
 

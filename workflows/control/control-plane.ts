@@ -30,6 +30,7 @@ import { carriesClaims, checkNow, refusalOfSigned, verifiedOnArrival } from './s
 import { newMessage } from '../ledger/intake.js';
 import { CallScopes } from '../run/call-scopes.js';
 import { registerToolResultUpdate } from './tool-result-update.js';
+import type { SignalHandler } from './arrival-order.js';
 
 /** Patches asked at the run's start that decide how control items travel (docs/patches.md). */
 export interface ControlPatches {
@@ -133,6 +134,11 @@ export class ControlPlane {
         description: DESCRIPTIONS[kind],
       });
     }
+  }
+
+  /** The control signals' handlers by signal name, the same as `registerSignals` sets (arrival-order.ts). */
+  signalHandlers(): [string, SignalHandler][] {
+    return CONTROL_KINDS.map((kind) => [CONTROL_SIGNAL_DEFINITIONS[kind].name, (raw) => this.signal(kind, raw)]);
   }
 
   /** Sets the `approve` and `answerTool` updates' handlers, which tell the sender the verdict. */
