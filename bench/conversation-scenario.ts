@@ -7,18 +7,23 @@
  * (their continue-as-new is set past the end, and the server's suggestion raised). The worker's workflow thread reports its used heap
  * after a full collection before the Sessions and once all of them have had 2, 10, 50, 100, then
  * every further 100 inputs, and n: heap per cached Session at each point, and the growth per input
- * between points. With `--capacity-snapshots <dir>` a heap snapshot is written at each point
- * (`base`, `after-<k>`); bench/heap-diff.ts shows by constructor what grew between two of them.
+ * between points. A heap snapshot is taken at each point (into `--capacity-snapshots <dir>` as
+ * `base`, `after-<k>`, kept for bench/heap-diff.ts; otherwise into a temporary directory, removed):
+ * from it, the heap without compiled code. Code grows as functions get hot and is shared by every
+ * workflow on the thread, so with few Sessions it would read as theirs; without it, what a Session
+ * keeps. The late window (from the last point at least 200 inputs before the end, 100 or later, to
+ * the end) says whether a long conversation still grows once its bounded lists have filled.
  *
  * At the end one Session gets one more input, which makes it continue-as-new: the state it
  * carries, read from the new run's start event, shows how long each bounded list has become.
  */
 import { Buffer } from 'node:buffer';
-import { mkdirSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { embeddedStack, startWorker, timedInput } from './capacity-scenario.js';
 import { FLAVORS, TEXT, allRuns, start, type Driven } from './driver.js';
+import { groupNodes, type HeapSnapshot } from './heap-diff.js';
 import { percentile, pool, round } from './stats.js';
 
 export interface ConversationOptions {
@@ -38,6 +43,19 @@ export interface ConversationPoint {
   perSessionBytes: number;
   /** Growth per Session per input since the previous point (from the base for the first). */
   perInputBytes: number;
+  /** The same without compiled code (from the point's heap snapshot): what the Sessions keep. */
+  dataBytes: number;
+  perSessionDataBytes: number;
+  perInputDataBytes: number;
+}
+
+/** Growth per Session and input between two points late in the conversation. */
+export interface ConversationWindow {
+  from: number;
+  to: number;
+  perInputBytes: number;
+  /** Without compiled code: what a long conversation still adds once its bounded lists have filled. */
+  perInputDataBytes: number;
 }
 
 export interface ConversationResult {
@@ -47,6 +65,10 @@ export interface ConversationResult {
   points: ConversationPoint[];
   /** Growth per input from the 10th input to the last: what a long conversation adds. */
   perInputAfter10Bytes: number;
+  /** Heap without compiled code before the Sessions (the snapshot's), for the data figures. */
+  baseDataBytes: number;
+  /** Growth per input over the late window (null when the conversation has fewer than 300 inputs). */
+  late: ConversationWindow | null;
   /** Signal → turn.finished over every input, p50 / p95. */
   latency: { p50Ms: number; p95Ms: number };
   /** The state one Session carried into its next run after `inputs + 1` inputs: items and JSON bytes per list. */
@@ -59,6 +81,28 @@ export function conversationPoints(inputs: number): number[] {
   const points = [2, 10, 50];
   for (let k = 100; k < inputs; k += 100) points.push(k);
   return [...new Set([...points.filter((k) => k < inputs), inputs])];
+}
+
+/**
+ * The late window's first point: the last one at least 200 inputs before the end, 100 or later. Call
+ * scopes are let go of in generations (workflows/run/call-scopes.ts, hundreds of calls),
+ * so heap rises and falls by some KB per Session over that period; a shorter window reads the swing.
+ */
+export function lateFrom(points: number[]): number | null {
+  const last = points.at(-1) ?? 0;
+  const from = points.filter((k) => k >= 100 && k <= last - 200).at(-1);
+  return from ?? null;
+}
+
+/**
+ * Self sizes of a heap snapshot's nodes in the V8 heap but compiled code (bench/heap-diff.ts groups):
+ * `native` and `synthetic` nodes are memory outside it (buffers, Node's own objects) or none.
+ */
+export function dataBytesOf(path: string): number {
+  const groups = groupNodes(JSON.parse(readFileSync(path, 'utf8')) as HeapSnapshot);
+  let bytes = 0;
+  for (const [key, group] of groups) if (!/^(code|native|synthetic)\b/.test(key)) bytes += group.bytes;
+  return bytes;
 }
 
 const textOf = (seq: number) => (seq === 1 ? TEXT.goal : seq === 2 ? TEXT.newPhase : TEXT.continue);
@@ -79,15 +123,22 @@ export async function conversation(
   const worker = await startWorker({ ...stack.env, HARNESS_MAX_CACHED_WORKFLOWS: String(options.sessions + 10) }, [
     '--no-flush-bytecode',
   ]);
+  const snapshotDir = options.snapshotDir ?? mkdtempSync(join(tmpdir(), 'harness-conversation-'));
   try {
-    const snapshot = (name: string) =>
-      options.snapshotDir ? join(options.snapshotDir, `${name}.heapsnapshot`) : undefined;
-    if (options.snapshotDir) mkdirSync(options.snapshotDir, { recursive: true });
+    mkdirSync(snapshotDir, { recursive: true });
+    // Snapshots not asked for are parsed and removed at once: each is tens of MB.
+    const measure = async (name: string) => {
+      const path = join(snapshotDir, `${name}.heapsnapshot`);
+      const heap = await worker.heap(path);
+      const dataBytes = dataBytesOf(path);
+      if (!options.snapshotDir) rmSync(path, { force: true });
+      return { ...heap, dataBytes };
+    };
     // One Session first, so what the first workflow loads once per worker is in the base.
     const warm = await start(stack.client, stack.taskQueue, FLAVORS.session);
     await timedInput(worker, warm, TEXT.goal);
     await timedInput(worker, warm, TEXT.newPhase);
-    const base = await worker.heap(snapshot('base'));
+    const base = await measure('base');
     log(`  conversation: ${options.sessions} Session(s) × ${options.inputs} inputs, worker ${worker.pid}`);
     const settings = { continueAsNewAfter: options.inputs + 1 };
     const sessions: Driven[] = [];
@@ -96,25 +147,34 @@ export async function conversation(
     }
     const latencies: number[] = [];
     const points: ConversationPoint[] = [];
-    let previous = { inputs: 0, heapBytes: base.usedBytes };
+    let previous = { inputs: 0, heapBytes: base.usedBytes, dataBytes: base.dataBytes };
     for (const k of conversationPoints(options.inputs)) {
       await pool(sessions, 8, async (d) => {
         while (d.sent < k) latencies.push(await timedInput(worker, d, textOf(d.sent + 1)));
       });
-      const heap = await worker.heap(snapshot(`after-${k}`));
+      const heap = await measure(`after-${k}`);
       const perSession = (heap.usedBytes - base.usedBytes) / options.sessions;
+      const perSessionData = (heap.dataBytes - base.dataBytes) / options.sessions;
+      const perInput = (bytes: number, before: number) =>
+        round((bytes - before) / options.sessions / (k - previous.inputs));
       const point = {
         inputs: k,
         heapBytes: heap.usedBytes,
         perSessionBytes: round(perSession),
-        perInputBytes: round((heap.usedBytes - previous.heapBytes) / options.sessions / (k - previous.inputs)),
+        perInputBytes: perInput(heap.usedBytes, previous.heapBytes),
+        dataBytes: heap.dataBytes,
+        perSessionDataBytes: round(perSessionData),
+        perInputDataBytes: perInput(heap.dataBytes, previous.dataBytes),
       };
-      log(`  after ${k} inputs: ${(perSession / 2 ** 20).toFixed(2)} MiB per Session`);
+      const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(2);
+      log(`  after ${k} inputs: ${mib(perSession)} MiB per Session (${mib(perSessionData)} MiB without compiled code)`);
       points.push(point);
       previous = point;
     }
     const at10 = points.find((p) => p.inputs === 10);
     const last = points.at(-1)!;
+    const from = points.find((p) => p.inputs === lateFrom(points.map((q) => q.inputs)));
+    const per = (bytes: number, inputs: number) => round(bytes / options.sessions / inputs);
     return {
       inputs: options.inputs,
       sessions: options.sessions,
@@ -122,6 +182,15 @@ export async function conversation(
       points,
       perInputAfter10Bytes:
         at10 && last.inputs > 10 ? round((last.heapBytes - at10.heapBytes) / options.sessions / (last.inputs - 10)) : 0,
+      baseDataBytes: base.dataBytes,
+      late: from
+        ? {
+            from: from.inputs,
+            to: last.inputs,
+            perInputBytes: per(last.heapBytes - from.heapBytes, last.inputs - from.inputs),
+            perInputDataBytes: per(last.dataBytes - from.dataBytes, last.inputs - from.inputs),
+          }
+        : null,
       latency: { p50Ms: round(percentile(latencies, 50)), p95Ms: round(percentile(latencies, 95)) },
       carried: await carriedState(stack.client, worker, sessions[0]!),
       loadavg: { start: startLoad, end: loadavg().map((x) => round(x)) },
@@ -129,6 +198,7 @@ export async function conversation(
   } finally {
     await worker.stop();
     await stack.stop();
+    if (!options.snapshotDir) rmSync(snapshotDir, { recursive: true, force: true });
   }
 }
 

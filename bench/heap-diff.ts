@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { isEntryPoint } from '../worker/entry-point.js';
 
-interface Snapshot {
+export interface HeapSnapshot {
   snapshot: { meta: { node_fields: string[]; node_types: [string[], ...unknown[]] } };
   nodes: number[];
   strings: string[];
@@ -24,7 +24,7 @@ export interface Group {
 }
 
 /** Count and self size of a snapshot's nodes, by `type name` (names of strings and numbers left out). */
-export function groupNodes(snapshot: Snapshot): Map<string, Group> {
+export function groupNodes(snapshot: HeapSnapshot): Map<string, Group> {
   const fields = snapshot.snapshot.meta.node_fields;
   const types = snapshot.snapshot.meta.node_types[0];
   const width = fields.length;
@@ -63,7 +63,7 @@ export function diffGroups(before: Map<string, Group>, after: Map<string, Group>
     .sort((x, y) => y.bytes - x.bytes);
 }
 
-const load = (path: string) => groupNodes(JSON.parse(readFileSync(path, 'utf8')) as Snapshot);
+const load = (path: string) => groupNodes(JSON.parse(readFileSync(path, 'utf8')) as HeapSnapshot);
 
 if (isEntryPoint(import.meta.url)) {
   const program = new Command('heap-diff')

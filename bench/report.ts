@@ -479,10 +479,28 @@ export function capacityReport(c: CapacityResult): string {
 export function conversationReport(c: ConversationResult): string {
   const table = new Table({
     style: { head: [], border: [] },
-    head: ['after inputs', 'heap per Session', 'growth per input since the previous point'],
-    colAligns: ['right', 'right', 'right'],
+    head: [
+      'after inputs',
+      'heap per Session',
+      'without compiled code',
+      'growth per input since the previous point',
+      'without compiled code',
+    ],
+    colAligns: ['right', 'right', 'right', 'right', 'right'],
   });
-  for (const p of c.points) table.push([p.inputs, `${mib(p.perSessionBytes)} MiB`, `${kb(p.perInputBytes)} KB`]);
+  for (const p of c.points) {
+    table.push([
+      p.inputs,
+      `${mib(p.perSessionBytes)} MiB`,
+      p.perSessionDataBytes === undefined ? '-' : `${mib(p.perSessionDataBytes)} MiB`,
+      `${kb(p.perInputBytes)} KB`,
+      p.perInputDataBytes === undefined ? '-' : `${Math.round(p.perInputDataBytes)} B`,
+    ]);
+  }
+  // Results written before the late window was measured have no `late`.
+  const late = c.late
+    ? `late growth per input, ${c.late.from}th → ${c.late.to}th: ${Math.round(c.late.perInputDataBytes)} B without compiled code (${Math.round(c.late.perInputBytes)} B with it)`
+    : 'late growth per input: - (fewer than 300 inputs)';
   const lists = c.carried
     ? Object.entries(c.carried.lists)
         .filter(([, l]) => l.items > 0)
@@ -492,6 +510,7 @@ export function conversationReport(c: ConversationResult): string {
   return [
     `capacity conversation: ${c.sessions} Session(s) × ${c.inputs} inputs, workflow-thread used heap after a full GC (base ${mib(c.baseBytes)} MiB); load average ${c.loadavg.start.join(' ')} → ${c.loadavg.end.join(' ')}`,
     table.toString(),
+    late,
     `growth per input from the 10th to the ${c.inputs}th: ${kb(c.perInputAfter10Bytes)} KB; latency p50 / p95 ${f(c.latency.p50Ms)} / ${f(c.latency.p95Ms, ' ms')}`,
     `carried into the next run after ${c.inputs + 1} inputs: ${c.carried ? `${kb(c.carried.bytes)} KB` : '-'}; lists: ${lists}`,
   ].join('\n');

@@ -504,7 +504,9 @@ export const SessionState = z.object({
   queue: z.array(PendingInput),
   /**
    * De-duplication keys of the most recently bound inputs with their seq, oldest first (intake.ts).
-   * Queued inputs are de-duplicated from the queue itself, so a backlog never pushes ids out.
+   * Queued inputs are de-duplicated from the queue itself, so a backlog never pushes ids out. As
+   * carried; during a run the window lives in intake's index and this list is empty until the state
+   * is carried (workflows/run/carried.ts writes it back).
    */
   recent: z.array(z.tuple([z.string(), z.number().int()])),
   history: z.array(BoundInput),

@@ -199,7 +199,13 @@ describe('npm run bench', () => {
       expect(c?.carried?.lists['decisions']?.items).toBe(13);
       expect(c?.carried?.lists['recent']?.items).toBe(13);
       expect(c?.carried?.bytes).toBeGreaterThan(0);
+      // Without compiled code, from the heap snapshot at each point: the Session's own objects, less than all.
+      expect(c?.points[0]?.perSessionDataBytes).toBeGreaterThan(0);
+      expect(c?.points[2]?.dataBytes).toBeLessThan(c?.points[2]?.heapBytes ?? 0);
+      // 12 inputs leave no late window (from the 100th on).
+      expect(c?.late).toBeNull();
       expect(conversationReport(c!)).toContain('carried into the next run after 13 inputs');
+      expect(conversationReport(c!)).toContain('late growth per input: -');
     },
   );
 });

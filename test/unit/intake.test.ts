@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { bindNext, intake, refusal } from '../../workflows/ledger/intake.js';
+import { bindNext, carryRecent, intake, refusal } from '../../workflows/ledger/intake.js';
+import { restoreState } from '../../workflows/run/state.js';
+import { userItem } from '../../workflows/agent/step-request.js';
 import { initialState } from '../../workflows/run/state.js';
 import { BUDGET } from '../../contract/budget.js';
 import { jsonBytes } from '../../contract/text.js';
@@ -41,6 +43,7 @@ describe('intake', () => {
       intake(state, { messageId: `m${i}`, text: 'x' }, 'signal', 1);
       bindNext(state, 1);
     }
+    carryRecent(state);
     expect(state.recent).toHaveLength(10);
     expect(intake(state, { messageId: 'm10', text: 'x' }, 'signal', 1).kind).toBe('duplicate');
     expect(intake(state, { messageId: 'm0', text: 'x' }, 'signal', 1)).toEqual({ kind: 'accepted', seq: 12 });
@@ -128,7 +131,29 @@ describe('intake', () => {
     expect(state.queue).toHaveLength(12);
     for (let i = 0; i < 12; i++) bindNext(state, 2);
     intake(state, { messageId: 'm12', text: 'x' }, 'signal', 3);
+    carryRecent(state);
     expect(state.recent.length).toBeLessThanOrEqual(10);
+  });
+
+  it('keeps the window in its index during a run and writes it out, oldest first, when the state is carried', () => {
+    const state = fresh({ dedupeWindow: 10 });
+    for (let i = 0; i < 12; i++) {
+      intake(state, { messageId: `m${i}`, text: 'x' }, 'signal', 1);
+      bindNext(state, 1);
+    }
+    // No [key, seq] pair per bound input while the run lasts: the index holds the window.
+    expect(state.recent).toEqual([]);
+    carryRecent(state);
+    expect(state.recent).toEqual(Array.from({ length: 10 }, (_, i) => [`:m${i + 2}`, i + 3]));
+    // The next run de-duplicates against what was carried, and binds after it.
+    const restored = restoreState(JSON.parse(JSON.stringify(state)));
+    if (!restored.ok) throw new Error(restored.reason);
+    const next = restored.state;
+    expect(intake(next, { messageId: 'm2', text: 'x' }, 'signal', 2)).toEqual({ kind: 'duplicate', seq: 3 });
+    expect(intake(next, { messageId: 'm1', text: 'x' }, 'signal', 2)).toEqual({ kind: 'accepted', seq: 13 });
+    bindNext(next, 2);
+    carryRecent(next);
+    expect(next.recent.map(([key]) => key)).toEqual([...Array.from({ length: 9 }, (_, i) => `:m${i + 3}`), ':m1']);
   });
 
   it('keys handed-over inputs by their origin, so they cannot collide with the receiver own messageIds', () => {
@@ -164,5 +189,21 @@ describe('initialState', () => {
     const state = initialState({ sessionId: 's' });
     expect(state.goals).toEqual({ session: null, phase: null });
     expect(state.settings.thresholds).toEqual({ high: 0.65, low: 0.35 });
+  });
+
+  it("a bound input's transcript item keeps its resources, and shares one frozen empty list when it has none", () => {
+    const state = fresh();
+    const resources = [{ uri: 'file:///tmp/a.txt' }];
+    intake(state, { messageId: 'a', text: 'one', resources }, 'signal', 1);
+    intake(state, { messageId: 'b', text: 'two' }, 'signal', 1);
+    intake(state, { messageId: 'c', text: 'three' }, 'signal', 1);
+    const [a, b, c] = [bindNext(state, 2)!, bindNext(state, 2)!, bindNext(state, 2)!].map(userItem);
+    expect(a).toMatchObject({ kind: 'user', seq: 1, text: 'one', resources: [{ uri: 'file:///tmp/a.txt' }] });
+    const empty = (item: typeof b) => (item?.kind === 'user' ? item.resources : null);
+    expect(empty(b)).toEqual([]);
+    expect(empty(b)).toBe(empty(c));
+    expect(Object.isFrozen(empty(b))).toBe(true);
+    // Carried as plain JSON like any other.
+    expect(JSON.parse(JSON.stringify(c))).toEqual({ kind: 'user', seq: 3, text: 'three', resources: [] });
   });
 });

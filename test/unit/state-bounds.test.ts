@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { BUDGET, CARRIED_CAP, enforceBudget } from '../../contract/budget.js';
 import { capCarriedState } from '../../workflows/run/carried.js';
 import { applyControl } from '../../workflows/control/commands.js';
-import { bindNext, intake } from '../../workflows/ledger/intake.js';
+import { bindNext, carryRecent, intake } from '../../workflows/ledger/intake.js';
 import { initialState, restoreState } from '../../workflows/run/state.js';
 import { ChildSession, LIMITS, type SessionState } from '../../contract/state.js';
 import { jsonBytes, utf8Length } from '../../contract/text.js';
@@ -202,6 +202,7 @@ describe('de-duplication', () => {
       intake(state, { messageId: id(i), text: 'x' }, 'signal', i);
       bindNext(state, i);
     }
+    carryRecent(state);
     expect(jsonBytes(state.recent)).toBeLessThanOrEqual(BUDGET.recent + 1024);
     expect(intake(state, { messageId: id(1_999), text: 'x' }, 'signal', 0).kind).toBe('duplicate');
   });
@@ -224,6 +225,8 @@ describe('de-duplication', () => {
     const state = fresh();
     for (let i = 0; i < 50; i++) intake(state, { messageId: `m${i}`, text: 'x' }, 'signal', i);
     for (let i = 0; i < 20; i++) bindNext(state, i);
+    // As session.ts carries it: the cap writes the window out of intake's index first.
+    capCarriedState(state);
     const restored = restoreState(JSON.parse(JSON.stringify(state)));
     if (!restored.ok) throw new Error(restored.reason);
     expect(intake(restored.state, { messageId: 'm5', text: 'x' }, 'signal', 0).kind).toBe('duplicate');

@@ -10,13 +10,20 @@ import type { ActiveTurn, BoundInput, DecisionRecord, SessionState } from '../..
 import type { TranscriptItem } from '../../contract/transcript.js';
 import { offersGoalChange } from './goal-tool.js';
 
+/**
+ * One empty list for every transcript item without resources: the input's own empty array would
+ * stay in the transcript after the input has left the history, 32 bytes per item of a cached
+ * Session's heap. Frozen, so that nothing can add to it for all of them.
+ */
+const NO_RESOURCES = Object.freeze([]) as unknown as BoundInput['resources'];
+
 /** The transcript item a turn begins with: the input as the user (or the routing Session) sent it. */
 export function userItem(input: BoundInput): TranscriptItem {
   return {
     kind: 'user',
     seq: input.seq,
     text: input.text,
-    resources: input.resources,
+    resources: input.resources.length > 0 ? input.resources : NO_RESOURCES,
     ...(input.note && input.routed ? { note: { fromSessionId: input.routed.fromSessionId, text: input.note } } : {}),
   };
 }

@@ -8,6 +8,12 @@
  * byte count of the queue, are derived from state on first use in a run, so the work per signal does
  * not grow with the queue. Every change to `queue` and `recent` goes through this module, which keeps
  * the index in step.
+ *
+ * The window itself lives in the index while the run lasts: on first use its entries move from
+ * `state.recent` into the index's map (insertion order is the list's order, oldest first), and
+ * `carryRecent` writes them back when the state is carried (workflows/run/carried.ts, just before
+ * continue-as-new). A `[key, seq]` pair per bound input beside the map entry doubled what the
+ * window held in memory (up to `dedupeWindow`, 2,000 by default, of a cached Session's heap).
  */
 import { emit } from './events.js';
 import { BUDGET } from '../../contract/budget.js';
@@ -62,6 +68,7 @@ export function requestKeyOf(message: { messageId: string; routed?: { fromSessio
 
 interface IntakeIndex {
   queued: Map<string, number>;
+  /** The de-duplication window of bound inputs, oldest first; `state.recent` is empty meanwhile. */
   bound: Map<string, number>;
   queueBytes: number;
   recentBytes: number;
@@ -82,9 +89,12 @@ function indexOf(state: SessionState): IntakeIndex {
       index.queueBytes += jsonBytes(pending);
     }
     for (const [key, seq] of state.recent) {
+      // A key listed twice (no code binds one twice, but carried state is input) keeps its newest place.
+      if (index.bound.delete(key)) index.recentBytes -= recentEntryBytes(key);
       index.bound.set(key, seq);
       index.recentBytes += recentEntryBytes(key);
     }
+    state.recent.length = 0;
     indexes.set(state, index);
   }
   return index;
@@ -104,24 +114,40 @@ export function queuedBytes(state: SessionState): number {
 /** Remembers a bound input's key, forgetting the oldest beyond the window's count or byte share. */
 function rememberBound(state: SessionState, key: string, seq: number): void {
   const index = indexOf(state);
-  state.recent.push([key, seq]);
+  // A window written out by carryRecent is stale once the index changes.
+  state.recent.length = 0;
+  if (index.bound.delete(key)) index.recentBytes -= recentEntryBytes(key);
   index.bound.set(key, seq);
   index.recentBytes += recentEntryBytes(key);
-  while (state.recent.length > state.settings.dedupeWindow || index.recentBytes > BUDGET.recent) {
-    const oldest = state.recent.shift();
-    if (!oldest) break;
-    index.recentBytes -= recentEntryBytes(oldest[0]);
-    if (index.bound.get(oldest[0]) === oldest[1]) index.bound.delete(oldest[0]);
+  while (index.bound.size > state.settings.dedupeWindow || index.recentBytes > BUDGET.recent) {
+    if (!forgetOldest(index)) break;
   }
 }
 
-/** Forgets the oldest bound ids (the carried-state cap's last resort), keeping the index in step. */
+/** Forgets the window's oldest entry; false when it is empty. */
+function forgetOldest(index: IntakeIndex): boolean {
+  const oldest = index.bound.keys().next();
+  if (oldest.done) return false;
+  index.bound.delete(oldest.value);
+  index.recentBytes -= recentEntryBytes(oldest.value);
+  return true;
+}
+
+/**
+ * Writes the de-duplication window into `state.recent`, oldest first, for carrying it: the run keeps
+ * it in the index, and the list is empty otherwise. Called before the carried state is measured.
+ */
+export function carryRecent(state: SessionState): void {
+  const index = indexOf(state);
+  state.recent.length = 0;
+  for (const entry of index.bound) state.recent.push(entry);
+}
+
+/** Forgets the oldest bound ids (the carried-state cap's last resort), keeping the index and a carried list in step. */
 export function forgetOldestBound(state: SessionState, count: number): void {
   const index = indexOf(state);
-  for (const [key, seq] of state.recent.splice(0, count)) {
-    index.recentBytes -= recentEntryBytes(key);
-    if (index.bound.get(key) === seq) index.bound.delete(key);
-  }
+  for (let i = 0; i < count && forgetOldest(index); i++);
+  state.recent.splice(0, count);
 }
 
 function messageIdOf(raw: unknown): string | null {

@@ -8,7 +8,7 @@
  * Pure module: safe to import from workflow code.
  */
 import { CARRIED_CAP, enforceBudget } from '../../contract/budget.js';
-import { forgetOldestBound } from '../ledger/intake.js';
+import { carryRecent, forgetOldestBound } from '../ledger/intake.js';
 import { CARRIED_LIST_ROWS, type SessionState } from '../../contract/state.js';
 import { jsonBytes } from '../../contract/text.js';
 
@@ -17,9 +17,11 @@ const TRIM_ORDER = CARRIED_LIST_ROWS.flatMap(([name, { share, cap }]) => (cap ? 
   (a, b) => a.rank - b.rank,
 );
 
-/** Trims `state` to fit `cap` bytes of JSON and returns its size. */
+/** Trims `state` to fit `cap` bytes of JSON and returns its size; the state is then ready to carry. */
 export function capCarriedState(state: SessionState, cap: number = CARRIED_CAP): number {
   enforceBudget(state);
+  // The de-duplication window lives in intake's index during a run: written out to be carried.
+  carryRecent(state);
   let size = jsonBytes(state);
   for (const { name, share, keep } of TRIM_ORDER) {
     const list: unknown[] = state[name];
