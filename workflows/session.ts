@@ -139,6 +139,11 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   // Asked in applyNow as well; here first in runs that began with submit-after-control, so their
   // marker never waits for a local activity's continuation (patches.ts, ASKING_RULE).
   if (early['submit-after-control']) patched('control-search-attributes');
+  // The inputs this run began with, counted before its first await. A signal that arrives while the
+  // worker-policy local activity runs may reach the workflow in the same activation as its result in
+  // the first execution, yet after it in a replay (the marker is in the first task): what the first
+  // publish below upserts must not depend on which (test/faults/server-kill.fault.ts found it).
+  const inputsAtStart = state.counts.bound + state.queue.length;
   // Server-side limits win: the worker's caps bound the settings before anything is scheduled with them.
   const asked = early['worker-policy'] ? await askWorkerPolicy() : null;
   if (asked) {
@@ -160,7 +165,7 @@ export async function session(input: SessionInput): Promise<SessionResult> {
   stage.show();
   // With `fewer-actions` a first input bound in this task sets the goal before anything is upserted.
   if (later['fewer-actions']) stage.holdForGoal();
-  stage.publish();
+  stage.publish(undefined, inputsAtStart);
   // Control items that arrived meanwhile wait for the policy; it is set only now, after this run's
   // start-up commands, so they apply after them in the first execution and in every replay alike.
   control.policyKnown(asked);

@@ -43,11 +43,11 @@ export function stageAttribute(stage: SessionStage, coarse: boolean): SessionSta
 export function makeSearchAttributePublisher(
   state: SessionState,
   coarse: boolean,
-  held: () => boolean = () => false,
-): (stage: SessionStage) => void {
+  held: (inputs?: number) => boolean = () => false,
+): (stage: SessionStage, inputs?: number) => void {
   let last = '';
-  return (fine) => {
-    if (held()) return;
+  return (fine, inputs) => {
+    if (held(inputs)) return;
     const stage = stageAttribute(fine, coarse);
     // Encrypted deployments keep user text out of visibility, where no payload codec reaches.
     const goal = state.settings.goalSearchAttribute
@@ -83,8 +83,11 @@ export interface StagePublisher {
   readonly rest: () => void;
   /** After a command: a resting Session moves between Idle and Paused; a busy one keeps its stage. */
   readonly followStatus: () => void;
-  /** Upserts the search attributes for `stage` (default: the current one) if any of them changed. */
-  readonly publish: (stage?: SessionStage) => void;
+  /**
+   * Upserts the search attributes for `stage` (default: the current one) if any of them changed.
+   * `inputs` is the count of inputs the hold goes by, when not the Session's inputs now.
+   */
+  readonly publish: (stage?: SessionStage, inputs?: number) => void;
   /**
    * From now until `flush`, while the Session has no goal yet and an input (queued or bound) is
    * about to set it, search attributes are not upserted: a run's first task then upserts once, with
@@ -100,8 +103,8 @@ export interface StagePublisher {
 export function makeStagePublisher(state: SessionState, coarse: boolean): StagePublisher {
   const resting = (): SessionStage => (state.status === 'paused' ? STAGE.paused : STAGE.idle);
   let holding = false;
-  const held = () =>
-    holding && state.goals.session === null && state.counts.bound + state.queue.length > 0 && state.status !== 'closed';
+  const held = (inputs = state.counts.bound + state.queue.length) =>
+    holding && state.goals.session === null && inputs > 0 && state.status !== 'closed';
   const searchAttributes = makeSearchAttributePublisher(state, coarse, held);
   let current = resting();
   const show = (next?: SessionStage): void => {
@@ -120,7 +123,7 @@ export function makeStagePublisher(state: SessionState, coarse: boolean): StageP
       if (state.status === 'active' && current === STAGE.paused) current = STAGE.idle;
       show();
     },
-    publish: (stage = current) => searchAttributes(stage),
+    publish: (stage = current, inputs) => searchAttributes(stage, inputs),
     holdForGoal: () => {
       holding = true;
     },
