@@ -229,9 +229,13 @@ export function translateError(err: unknown, ctx: CallContext): unknown {
     if (grpc.code === GRPC.UNAVAILABLE) return new ServerUnreachableError(ctx.address, grpc.details || 'unavailable');
     const pastDeadline = ctx.deadline !== undefined && Date.now() >= ctx.deadline - DEADLINE_SLACK_MS;
     if (grpc.code === GRPC.DEADLINE_EXCEEDED || (grpc.code === GRPC.CANCELLED && pastDeadline)) {
+      // A worker answers queries and updates; the server alone records signals, starts and lists.
+      const hint = ctx.waitingFor?.startsWith('a worker')
+        ? 'is a worker polling its task queue?'
+        : 'the server may be restarting; it is safe to retry (a message with the same messageId)';
       return new SessionTimeoutError(
         `no answer from ${ctx.waitingFor ?? 'the server'} in time` +
-          (ctx.sessionId !== undefined ? ` (session ${ctx.sessionId}); is a worker polling its task queue?` : ''),
+          (ctx.sessionId !== undefined ? ` (session ${ctx.sessionId}); ${hint}` : ` (${hint})`),
       );
     }
     if (grpc.code === GRPC.NOT_FOUND && ctx.sessionId !== undefined) return new SessionNotFoundError(ctx.sessionId);

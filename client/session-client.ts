@@ -96,6 +96,7 @@ export class SessionClient {
   readonly taskQueue: string;
   readonly address: string;
   private readonly queryTimeoutMs: number;
+  private readonly requestTimeoutMs: number;
   private readonly ownsConnection: boolean;
   private readonly encrypted: boolean;
   private readonly controlKey: ControlKey | undefined;
@@ -114,6 +115,8 @@ export class SessionClient {
       taskQueue?: string;
       address?: string;
       queryTimeoutMs?: number;
+      /** ConnectOptions.requestTimeoutMs. */
+      requestTimeoutMs?: number;
       ownsConnection?: boolean;
       /** Payloads are encrypted: Sessions this client starts keep the goal out of search attributes. */
       encrypted?: boolean;
@@ -132,6 +135,7 @@ export class SessionClient {
     this.taskQueue = options.taskQueue ?? CONNECTION_DEFAULTS.taskQueue;
     this.address = options.address ?? 'the Temporal server';
     this.queryTimeoutMs = options.queryTimeoutMs ?? CONNECTION_DEFAULTS.queryTimeoutMs;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? CONNECTION_DEFAULTS.requestTimeoutMs;
     this.ownsConnection = options.ownsConnection ?? false;
   }
 
@@ -209,6 +213,7 @@ export class SessionClient {
       ...(options.signatureTtlMs ? { signatureTtlMs: options.signatureTtlMs } : {}),
       ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
       ...(options.queryTimeoutMs ? { queryTimeoutMs: options.queryTimeoutMs } : {}),
+      ...(options.requestTimeoutMs ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
     });
   }
 
@@ -257,7 +262,7 @@ export class SessionClient {
     const message = this.signedMessage(sessionId, parse(MessageInput, withMessageId(draft), 'message'));
     const startArg = this.startArg(sessionId, start);
     const workflowId = workflowIdFor(sessionId);
-    await this.call({ sessionId }, () =>
+    await this.call({ sessionId, waitingFor: 'the server recording the message' }, () =>
       this.client.workflow.signalWithStart<SessionWorkflow, [unknown]>(WORKFLOW_TYPE, {
         workflowId,
         taskQueue: this.taskQueue,
@@ -319,8 +324,14 @@ export class SessionClient {
       if (options.signal?.aborted)
         throw new SessionTimeoutError(`stopped waiting for input #${seq} of session ${sessionId}`);
       const waitMs = Math.max(0, Math.min(RESULT_WAIT_MAX_MS, deadline - Date.now()));
-      const result = await this.call({ sessionId, waitingFor: 'a worker answering the result update' }, () =>
-        handle.executeUpdate(resultUpdate, { args: [{ seq, timeoutMs: waitMs }] }),
+      // The workflow holds the update up to waitMs; the call's deadline allows for that and the trip.
+      const callDeadline = Date.now() + waitMs + this.requestTimeoutMs;
+      const result = await this.call(
+        { sessionId, waitingFor: 'a worker answering the result update', deadline: callDeadline },
+        () =>
+          this.client.withDeadline(callDeadline, () =>
+            handle.executeUpdate(resultUpdate, { args: [{ seq, timeoutMs: waitMs }] }),
+          ),
       );
       options.onProgress?.({ seq, status: result.status, outcome: result.outcome });
       if (result.status === 'done' || result.status === 'waiting') return result.record;
@@ -485,7 +496,9 @@ export class SessionClient {
   private async control(sessionId: string, kind: ControlKind, input: unknown): Promise<string> {
     const payload = this.signed(sessionId, kind, parse(CONTROL_SIGNALS[kind].schema, input, kind));
     const handle = this.handle(sessionId);
-    await this.call({ sessionId }, () => handle.signal(CONTROL_SIGNAL_DEFINITIONS[kind], payload));
+    await this.call({ sessionId, waitingFor: `the server recording the ${kind} signal` }, () =>
+      handle.signal(CONTROL_SIGNAL_DEFINITIONS[kind], payload),
+    );
     return controlIdOf(kind, payload);
   }
 
@@ -576,12 +589,17 @@ export class SessionClient {
     );
   }
 
+  /**
+   * Runs one call to the server and translates its errors. A call that sets no deadline of its own
+   * gets requestTimeoutMs: none may wait forever (grpc/grpc-node#2785).
+   */
   private async call<T>(ctx: Omit<CallContext, 'address'>, fn: () => Promise<T>): Promise<T> {
     await this.ensureConnected();
+    const deadline = ctx.deadline ?? Date.now() + this.requestTimeoutMs;
     try {
-      return await fn();
+      return await (ctx.deadline === undefined ? this.client.withDeadline(deadline, fn) : fn());
     } catch (err) {
-      throw translateError(err, { ...ctx, address: this.address });
+      throw translateError(err, { ...ctx, deadline, address: this.address });
     }
   }
 }

@@ -45,6 +45,14 @@ export interface ConnectOptions {
   /** How long a query may wait for a worker to answer. Default 15000 ms. */
   queryTimeoutMs?: number;
   /**
+   * How long any other call (a signal, a start, describe, list) may wait for the server. Default
+   * 30000 ms. Without a deadline a call can wait forever: gRPC-JS keeps calls queued while a
+   * reconnect to a restarted server waits for its first HTTP/2 SETTINGS frame
+   * (grpc/grpc-node#2785). A timed-out send may or may not have been recorded: send it again with
+   * the same messageId, which the Session de-duplicates.
+   */
+  requestTimeoutMs?: number;
+  /**
    * Trace what this client sends with OpenTelemetry: each start, signal, update and query gets a
    * span under the caller's active span, and its context travels to the Session in Temporal
    * headers, so a worker with tracing on continues the same trace. Uses the OpenTelemetry API's
@@ -220,4 +228,5 @@ export const CONNECTION_DEFAULTS = {
   taskQueue: DEFAULT_TASK_QUEUE,
   connectTimeoutMs: 5_000,
   queryTimeoutMs: 15_000,
+  requestTimeoutMs: 30_000,
 } as const;

@@ -4,6 +4,7 @@
  * start, and the typed errors (invalid input naming the field, unknown session, unreachable server,
  * closed session, no worker answering).
  */
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   ApprovalRefusedError,
@@ -287,6 +288,65 @@ describe('SessionClient: watch and list', () => {
 });
 
 describe('SessionClient: connecting', () => {
+  it('times out a send on a connection that hangs after a server restart, and the retry with the same messageId succeeds', async () => {
+    // A TCP proxy to the test server plays the restart: it drops every connection, then accepts new
+    // ones without answering (gRPC-JS then waits for HTTP/2 SETTINGS with no timeout of its own,
+    // grpc/grpc-node#2785), then forwards again.
+    const upstream = inject('temporalAddress');
+    const [host, port] = [
+      upstream.slice(0, upstream.lastIndexOf(':')),
+      Number(upstream.slice(upstream.lastIndexOf(':') + 1)),
+    ];
+    let mode: 'forward' | 'hold' = 'forward';
+    const sockets = new Set<Socket>();
+    const proxy = createServer((inbound) => {
+      sockets.add(inbound);
+      inbound.on('close', () => sockets.delete(inbound));
+      inbound.on('error', () => inbound.destroy());
+      if (mode === 'hold') return;
+      const outbound = connect(port, host);
+      outbound.on('error', () => inbound.destroy());
+      inbound.on('close', () => outbound.destroy());
+      outbound.on('close', () => inbound.destroy());
+      inbound.pipe(outbound).pipe(inbound);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const address = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const restarting = await SessionClient.connect({ address, taskQueue: w.taskQueue, requestTimeoutMs: 1_500 });
+    const sessionId = uniqueId('restart');
+    try {
+      await restarting.send(sessionId, { text: 'Plan the quarterly offsite' });
+      mode = 'hold';
+      for (const socket of sockets) socket.destroy();
+
+      const started = Date.now();
+      const draft = { text: 'Add a budget line', messageId: uniqueId('m') };
+      const error = await expectError(restarting.send(sessionId, draft), SessionTimeoutError);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(error.message).toContain('safe to retry');
+
+      mode = 'forward';
+      for (const socket of sockets) socket.destroy();
+      await waitFor(
+        () =>
+          restarting.send(sessionId, draft).then(
+            () => true,
+            () => false,
+          ),
+        (sent) => sent,
+      );
+      const decided = await waitFor(
+        () => client.decisions(sessionId),
+        (records) => records.length === 2,
+      );
+      expect(decided.map((r) => r.messageId)).toContain(draft.messageId);
+    } finally {
+      await restarting.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
   it('reports an unreachable server with its address', async () => {
     const address = `127.0.0.1:${await closedPort()}`;
     const error = await expectError(
