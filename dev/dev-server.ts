@@ -144,9 +144,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       throw new Error(`temporal server start-dev exited before it was ready:\n${tail.join('\n')}`);
     }
     try {
+      // Every call here has a deadline: a server still starting may accept the connection and not
+      // answer yet, and gRPC-JS would wait for it forever (grpc/grpc-node#2785).
       const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      await connection.workflowService.getSystemInfo({});
-      await connection.close();
+      try {
+        await connection.withDeadline(Date.now() + 2_000, () => connection.workflowService.getSystemInfo({}));
+      } finally {
+        await connection.close();
+      }
       break;
     } catch (err) {
       if (Date.now() > deadline) {

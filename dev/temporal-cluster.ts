@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import { ensureSearchAttributes } from '../worker/search-attributes-setup.js';
+import { DEFAULT_DYNAMIC_CONFIG } from './dev-server.js';
 import { startPostgres, type PostgresServer } from './postgres.js';
 import type { ClusterBinaries } from './temporal-server.js';
 
@@ -215,12 +216,14 @@ dynamicConfigClient:
 }
 
 // Search attributes registered through the operator API are usable at once (as with start-dev), and
-// activities are executed eagerly as `npm start`'s server does (dev/dev-server.ts DEFAULT_DYNAMIC_CONFIG).
-const DYNAMIC_CONFIG = `system.forceSearchAttributesCacheRefreshOnRead:
-  - value: true
-system.enableActivityEagerExecution:
-  - value: true
-`;
+// the rest is what `npm start`'s dev server runs with (dev/dev-server.ts DEFAULT_DYNAMIC_CONFIG), written
+// from that table so the two cannot drift. Values are JSON, which is YAML.
+const DYNAMIC_CONFIG = Object.entries({
+  'system.forceSearchAttributesCacheRefreshOnRead': true,
+  ...DEFAULT_DYNAMIC_CONFIG,
+})
+  .map(([key, value]) => `${key}:\n  - value: ${JSON.stringify(value)}\n`)
+  .join('');
 
 /** Retries `fn` until it succeeds or `timeoutMs` passes; fails early when `alive` turns false. */
 async function retry<T>(what: string, fn: () => Promise<T>, alive: () => boolean, timeoutMs = 90_000): Promise<T> {

@@ -73,7 +73,11 @@ it('completes every input once after the dev server is SIGKILLed and restarted o
     sessions.map(async (session, s) => {
       for (let k = 0; k < INPUTS; k++) {
         const m = message(inputText(s, k));
-        await persist(() => session.handle.signal(messageSignal, m));
+        // Each try has a deadline, as SessionClient's calls do: a call made while the server restarts
+        // can otherwise wait forever for a connection that never completes (grpc/grpc-node#2785).
+        await persist(() =>
+          session.handle.client.withDeadline(Date.now() + 10_000, () => session.handle.signal(messageSignal, m)),
+        );
         session.sent.push(m.messageId);
         // Spread the inputs over the run, so the kill lands with work queued, in flight and still to send.
         await new Promise((r) => setTimeout(r, 150));
