@@ -177,6 +177,15 @@ export class SessionTimeoutError extends SessionClientError {
   readonly exitCode = EXIT.timedOut;
 }
 
+/** The call was made on, or cancelled by, a SessionClient that `close()` closed. */
+export class ClientClosedError extends SessionClientError {
+  override name = 'ClientClosedError';
+  readonly exitCode = EXIT.unexpected;
+  constructor() {
+    super('this SessionClient is closed: its calls were cancelled and it makes no more');
+  }
+}
+
 /** Where a failed call was aimed, for error messages. */
 export interface CallContext {
   address: string;

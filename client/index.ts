@@ -39,6 +39,7 @@ export {
   InputRefusedError,
   InvalidInputError,
   ApprovalRefusedError,
+  ClientClosedError,
   ToolResultRefusedError,
   ServerUnreachableError,
   SessionClientError,

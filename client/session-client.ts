@@ -43,6 +43,7 @@ import type { SessionWorkflow } from '../contract/api.js';
 import type { BoundInput, OutOfScopeRequest, Capabilities, DecisionRecord, Goal } from '../contract/state.js';
 import { RESULT_WAIT_MAX_MS, type SessionView } from '../contract/queries.js';
 import {
+  ClientClosedError,
   InvalidInputError,
   SessionClientError,
   SessionTimeoutError,
@@ -87,6 +88,24 @@ export function controlKeyFromEnv(env: NodeJS.ProcessEnv): ControlKey | undefine
   if (single) return parseControlKeys(single, 'HARNESS_CONTROL_KEY')[0];
   const set = env.HARNESS_CONTROL_KEYS?.trim();
   return set ? parseControlKeys(set, 'HARNESS_CONTROL_KEYS')[0] : undefined;
+}
+
+/**
+ * The calls running over one Temporal Client, shared by every SessionClient that wraps it (`as`), so
+ * the one that owns the connection closes it only when none is left (see SessionClient.close).
+ */
+interface Calls {
+  running: Set<Promise<unknown>>;
+  stop: AbortController;
+  closed: boolean;
+  drained?: Promise<void>;
+}
+const CALLS = new WeakMap<Client, Calls>();
+
+function callsOf(client: Client): Calls {
+  let calls = CALLS.get(client);
+  if (!calls) CALLS.set(client, (calls = { running: new Set(), stop: new AbortController(), closed: false }));
+  return calls;
 }
 
 /** A closed Session is never restarted under the same id; a failed or terminated one may be. */
@@ -247,9 +266,22 @@ export class SessionClient {
     return new SessionClient(this.client, { ...this.options, ownsConnection: false, signerName });
   }
 
-  /** Closes the connection if this client opened it. */
+  /**
+   * Closes the connection if this client opened it, once no call runs on it: calls waiting for an
+   * answer are cancelled (they reject with ClientClosedError), a call between two tries of the SDK's
+   * retry settles by its deadline, and later calls are refused. Closing a channel under a call in
+   * that retry backoff would leave the call unsettled for good and throw "Channel has been shut down"
+   * from a timer, an uncaught exception that ends the process.
+   */
   async close(): Promise<void> {
-    if (this.ownsConnection) await this.client.connection.close();
+    if (!this.ownsConnection) return;
+    const calls = callsOf(this.client);
+    if (!calls.closed) {
+      calls.closed = true;
+      calls.stop.abort();
+      calls.drained = Promise.allSettled([...calls.running]).then(() => this.client.connection.close());
+    }
+    await calls.drained;
   }
 
   // ---- task input -------------------------------------------------------------------------------
@@ -298,9 +330,7 @@ export class SessionClient {
     });
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     const recorded = await this.call({ sessionId, waitingFor: 'a worker accepting the submit update', deadline }, () =>
-      this.client.withDeadline(deadline, () =>
-        this.client.workflow.executeUpdateWithStart(submitUpdate, { args: [message], startWorkflowOperation }),
-      ),
+      this.client.workflow.executeUpdateWithStart(submitUpdate, { args: [message], startWorkflowOperation }),
     );
     const result: SubmitResult = { sessionId, workflowId, messageId: message.messageId, ...recorded };
     if (options.wait) {
@@ -328,10 +358,7 @@ export class SessionClient {
       const callDeadline = Date.now() + waitMs + this.requestTimeoutMs;
       const result = await this.call(
         { sessionId, waitingFor: 'a worker answering the result update', deadline: callDeadline },
-        () =>
-          this.client.withDeadline(callDeadline, () =>
-            handle.executeUpdate(resultUpdate, { args: [{ seq, timeoutMs: waitMs }] }),
-          ),
+        () => handle.executeUpdate(resultUpdate, { args: [{ seq, timeoutMs: waitMs }] }),
       );
       options.onProgress?.({ seq, status: result.status, outcome: result.outcome });
       if (result.status === 'done' || result.status === 'waiting') return result.record;
@@ -431,7 +458,7 @@ export class SessionClient {
     const handle = this.handle(sessionId);
     const deadline = Date.now() + (timeoutMs ?? 60_000);
     await this.call({ sessionId, waitingFor: 'a worker answering the approve update', deadline }, () =>
-      this.client.withDeadline(deadline, () => handle.executeUpdate(approveUpdate, { args: [payload] })),
+      handle.executeUpdate(approveUpdate, { args: [payload] }),
     );
   }
 
@@ -465,7 +492,7 @@ export class SessionClient {
     const handle = this.handle(sessionId);
     const deadline = Date.now() + (options.timeoutMs ?? 60_000);
     await this.call({ sessionId, waitingFor: 'a worker answering the answerTool update', deadline }, () =>
-      this.client.withDeadline(deadline, () => handle.executeUpdate(answerToolUpdate, { args: [payload] })),
+      handle.executeUpdate(answerToolUpdate, { args: [payload] }),
     );
   }
 
@@ -584,22 +611,29 @@ export class SessionClient {
     const handle = this.handle(sessionId);
     // A query waits for a worker to answer; without a deadline a stopped worker would hang the caller.
     const deadline = Date.now() + this.queryTimeoutMs;
-    return this.call({ sessionId, waitingFor: 'a worker answering the query', deadline }, () =>
-      this.client.withDeadline(deadline, () => fn(handle)),
-    );
+    return this.call({ sessionId, waitingFor: 'a worker answering the query', deadline }, () => fn(handle));
   }
 
   /**
-   * Runs one call to the server and translates its errors. A call that sets no deadline of its own
-   * gets requestTimeoutMs: none may wait forever (grpc/grpc-node#2785).
+   * Runs one call to the server under a deadline and translates its errors. The deadline is the
+   * call's own (`ctx.deadline`) or requestTimeoutMs from now: none may wait forever (grpc/grpc-node#2785).
    */
   private async call<T>(ctx: Omit<CallContext, 'address'>, fn: () => Promise<T>): Promise<T> {
-    await this.ensureConnected();
+    const calls = callsOf(this.client);
+    if (calls.closed) throw new ClientClosedError();
     const deadline = ctx.deadline ?? Date.now() + this.requestTimeoutMs;
+    const running = (async () => {
+      await this.ensureConnected();
+      return await this.client.withAbortSignal(calls.stop.signal, () => this.client.withDeadline(deadline, fn));
+    })();
+    calls.running.add(running);
     try {
-      return await (ctx.deadline === undefined ? this.client.withDeadline(deadline, fn) : fn());
+      return await running;
     } catch (err) {
+      if (calls.closed && !(err instanceof SessionClientError)) throw new ClientClosedError();
       throw translateError(err, { ...ctx, deadline, address: this.address });
+    } finally {
+      calls.running.delete(running);
     }
   }
 }

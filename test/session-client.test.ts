@@ -8,6 +8,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   ApprovalRefusedError,
+  ClientClosedError,
   InvalidInputError,
   ToolResultRefusedError,
   ServerUnreachableError,
@@ -289,35 +290,19 @@ describe('SessionClient: watch and list', () => {
 
 describe('SessionClient: connecting', () => {
   it('times out a send on a connection that hangs after a server restart, and the retry with the same messageId succeeds', async () => {
-    // A TCP proxy to the test server plays the restart: it drops every connection, then accepts new
-    // ones without answering (gRPC-JS then waits for HTTP/2 SETTINGS with no timeout of its own,
-    // grpc/grpc-node#2785), then forwards again.
-    const upstream = inject('temporalAddress');
-    const [host, port] = [
-      upstream.slice(0, upstream.lastIndexOf(':')),
-      Number(upstream.slice(upstream.lastIndexOf(':') + 1)),
-    ];
-    let mode: 'forward' | 'hold' = 'forward';
-    const sockets = new Set<Socket>();
-    const proxy = createServer((inbound) => {
-      sockets.add(inbound);
-      inbound.on('close', () => sockets.delete(inbound));
-      inbound.on('error', () => inbound.destroy());
-      if (mode === 'hold') return;
-      const outbound = connect(port, host);
-      outbound.on('error', () => inbound.destroy());
-      inbound.on('close', () => outbound.destroy());
-      outbound.on('close', () => inbound.destroy());
-      inbound.pipe(outbound).pipe(inbound);
+    // The proxy plays the restart: it drops every connection, then accepts new ones without answering
+    // (gRPC-JS then waits for HTTP/2 SETTINGS with no timeout of its own, grpc/grpc-node#2785), then
+    // forwards again.
+    const proxy = await tcpProxy();
+    const restarting = await SessionClient.connect({
+      address: proxy.address,
+      taskQueue: w.taskQueue,
+      requestTimeoutMs: 1_500,
     });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const address = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    const restarting = await SessionClient.connect({ address, taskQueue: w.taskQueue, requestTimeoutMs: 1_500 });
     const sessionId = uniqueId('restart');
     try {
       await restarting.send(sessionId, { text: 'Plan the quarterly offsite' });
-      mode = 'hold';
-      for (const socket of sockets) socket.destroy();
+      proxy.switch('hold');
 
       const started = Date.now();
       const draft = { text: 'Add a budget line', messageId: uniqueId('m') };
@@ -325,8 +310,7 @@ describe('SessionClient: connecting', () => {
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(error.message).toContain('safe to retry');
 
-      mode = 'forward';
-      for (const socket of sockets) socket.destroy();
+      proxy.switch('forward');
       await waitFor(
         () =>
           restarting.send(sessionId, draft).then(
@@ -342,8 +326,49 @@ describe('SessionClient: connecting', () => {
       expect(decided.map((r) => r.messageId)).toContain(draft.messageId);
     } finally {
       await restarting.close();
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => proxy.close(resolve));
+      await proxy.close();
+    }
+  });
+
+  it('close() cancels the calls waiting for an answer, lets a call between retries end, and refuses later calls', async () => {
+    // A query no worker answers waits at the server: close() cancels it at once.
+    const orphanQueue = uniqueId('no-worker');
+    const held = await SessionClient.connect({
+      address: inject('temporalAddress'),
+      taskQueue: orphanQueue,
+      queryTimeoutMs: 60_000,
+    });
+    const orphanId = uniqueId('orphan');
+    await held.send(orphanId, { text: 'Nobody will process this' });
+    const query = held.snapshot(orphanId).then(
+      () => 'answered',
+      (e: unknown) => e,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    let started = Date.now();
+    await held.close();
+    expect(await query).toBeInstanceOf(ClientClosedError);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await expectError(held.send(orphanId, { text: 'one more' }), ClientClosedError);
+    await w.client.workflow.getHandle(`session:${orphanId}`).terminate('test cleanup');
+
+    // A server that refuses connections keeps a send in the SDK's retry backoff, where closing the
+    // channel under it would leave it unsettled and throw "Channel has been shut down" from a timer.
+    const proxy = await tcpProxy();
+    const refused = await SessionClient.connect({ address: proxy.address, requestTimeoutMs: 2_000 });
+    try {
+      proxy.switch('refuse');
+      const send = refused.send(uniqueId('refused'), { text: 'Plan the offsite' }).then(
+        () => 'sent',
+        (e: unknown) => e,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      started = Date.now();
+      await refused.close();
+      expect(await send).toBeInstanceOf(ClientClosedError);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await proxy.close();
     }
   });
 
@@ -367,6 +392,51 @@ describe('SessionClient: connecting', () => {
     expect(half.field).toBe('tls.keyFile');
   });
 });
+
+/**
+ * A TCP proxy on 127.0.0.1 to the test server: `forward` passes bytes both ways, `hold` accepts
+ * connections and never answers, `refuse` drops each at once. `switch` drops every open connection.
+ */
+async function tcpProxy(): Promise<{
+  address: string;
+  switch(mode: 'forward' | 'hold' | 'refuse'): void;
+  close(): Promise<void>;
+}> {
+  const upstream = inject('temporalAddress');
+  const [host, port] = [
+    upstream.slice(0, upstream.lastIndexOf(':')),
+    Number(upstream.slice(upstream.lastIndexOf(':') + 1)),
+  ];
+  let mode: 'forward' | 'hold' | 'refuse' = 'forward';
+  const sockets = new Set<Socket>();
+  const server = createServer((inbound) => {
+    if (mode === 'refuse') return void inbound.destroy();
+    sockets.add(inbound);
+    inbound.on('close', () => sockets.delete(inbound));
+    inbound.on('error', () => inbound.destroy());
+    if (mode === 'hold') return;
+    const outbound = connect(port, host);
+    outbound.on('error', () => inbound.destroy());
+    inbound.on('close', () => outbound.destroy());
+    outbound.on('close', () => inbound.destroy());
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const dropAll = () => {
+    for (const socket of sockets) socket.destroy();
+  };
+  return {
+    address: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    switch(next) {
+      mode = next;
+      dropAll();
+    },
+    async close() {
+      dropAll();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 /** A 127.0.0.1 port that nothing listens on. */
 async function closedPort(): Promise<number> {
