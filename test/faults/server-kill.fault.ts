@@ -102,8 +102,11 @@ it('completes every input once after the dev server is SIGKILLed and restarted o
   connection = await Connection.connect({ address: server.address });
   client = new Client({ connection });
   for (const session of sessions) session.handle = client.workflow.getHandle(session.handle.workflowId);
-  await stale.close();
+  // The old channel is closed only once no sender can still be using it: a call in the SDK's retry
+  // backoff when its channel closes never settles, deadline or not (its next try throws "Channel has
+  // been shut down" from a timer, see SessionClient.close).
   await sending;
+  await stale.close();
 
   // A worker that died instead of reconnecting would leave every query unanswered: say so at once.
   await Promise.race([settled(sessions, INPUTS), worker.died]);
