@@ -224,6 +224,25 @@ export function remoteMessageId(request: Pick<CallRemoteAgentRequest, 'sessionId
   return `${request.sessionId}:${request.seq}:${request.callId}`;
 }
 
+/** How long a cancelled call waits for the remote agent to take its CancelTask. */
+const CANCEL_TIMEOUT_MS = 5_000;
+
+/**
+ * Asks the remote agent to cancel a task this call no longer waits for (A2A `CancelTask`). Best
+ * effort: an agent that refuses (the task ended meanwhile, or it cannot cancel) or does not answer
+ * in CANCEL_TIMEOUT_MS changes nothing for the Session, whose call is cancelled either way.
+ */
+async function cancelRemoteTask(
+  client: { cancelTask(params: { tenant: string; id: string }, options?: { signal?: AbortSignal }): Promise<Task> },
+  id: string,
+): Promise<void> {
+  try {
+    await client.cancelTask({ tenant: '', id }, { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS) });
+  } catch {
+    // See above: the cancellation of the Session's call does not depend on it.
+  }
+}
+
 /** The `callRemoteAgent` activity; see the module comment. */
 export async function callRemoteAgent(deps: ActivityDeps, request: CallRemoteAgentRequest): Promise<RunToolResult> {
   const remote = deps.remoteAgents;
@@ -245,10 +264,11 @@ export async function callRemoteAgent(deps: ActivityDeps, request: CallRemoteAge
     }),
   );
   const signal = ctx.cancellationSignal;
+  let client: Awaited<ReturnType<typeof factory.createFromUrl>> | undefined;
+  let task: Task | undefined;
   try {
-    const client = await factory.createFromUrl(...cardLocation(agent.url));
+    client = await factory.createFromUrl(...cardLocation(agent.url));
     const earlier = ctx.info.heartbeatDetails as { taskId?: unknown } | undefined;
-    let task: Task;
     if (typeof earlier?.taskId === 'string' && earlier.taskId !== '') {
       // An earlier attempt sent the message: follow its task, never send again.
       task = await client.getTask({ tenant: '', id: earlier.taskId }, { signal });
@@ -296,6 +316,11 @@ export async function callRemoteAgent(deps: ActivityDeps, request: CallRemoteAge
       isError: state !== TaskState.TASK_STATE_INPUT_REQUIRED && state !== TaskState.TASK_STATE_AUTH_REQUIRED,
     };
   } catch (err) {
+    // The turn was interrupted (or the Session's tool call cancelled): the remote agent is told to
+    // stop too, instead of working on for nobody.
+    if (signal.aborted && client && task && !TERMINAL.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) {
+      await cancelRemoteTask(client, task.id);
+    }
     if (err instanceof RemoteAgentRefusal || (err as Error).cause instanceof RemoteAgentRefusal) {
       const refusal = err instanceof RemoteAgentRefusal ? err : ((err as Error).cause as RemoteAgentRefusal);
       return { output: `session_create_sub: the call to ${agent.name} was refused: ${refusal.message}`, isError: true };

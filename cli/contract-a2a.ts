@@ -45,7 +45,8 @@ export function a2aSection(table: (head: string[], rows: string[][]) => string):
       "- The other way round, a Session's agent calls remote A2A agents with `session_create_sub`'s `agent` (the worker's `HARNESS_A2A_REMOTE_AGENTS`): " +
         'one `SendMessage` per call, `messageId` `<sessionId>:<seq>:<callId>`, `returnImmediately: true`, then `GetTask` until the task is terminal, ' +
         "`input-required` or `auth-required`; the task's artifacts' text (else its status message's) is the call's result, an error result unless " +
-        '`completed` (`input-required` and `auth-required` are results that say so).',
+        '`completed` (`input-required` and `auth-required` are results that say so). A call cancelled while its task works ' +
+        '(an interrupted turn) sends `CancelTask` for that task.',
     ].join('\n'),
     'What each Session event does to the input’s task (events of other inputs are not shown):',
     table(

@@ -14,7 +14,7 @@ import { callRemoteAgent, parseRemoteAgents } from '../activities/remote-agent.j
 import type { ActivityDeps } from '../activities/deps.js';
 import { ConfigError, loadConfig } from '../worker/config.js';
 import { ToolPolicy } from '../capabilities/tool-policy.js';
-import { MODEL, scriptedModels, startWorker, type TestWorker } from './support/harness.js';
+import { MODEL, scriptedModels, startWorker, waitFor, type TestWorker } from './support/harness.js';
 import { ScriptedModelServer, type RecordedRequest, type Reply } from './support/model-server.js';
 import { scriptRoles } from './support/scripted-roles.js';
 import { forecast, startRemoteAgent, type RemoteAgentServer } from './support/remote-agent.js';
@@ -24,6 +24,7 @@ const ASKS: Record<string, { agent: string; text: string }> = {
   'Ask the weather agent whether it rains in Hangzhou on Friday': { agent: 'weather', text: 'Hangzhou rain Friday' },
   'Ask the weather agent about fog in Paris on Monday': { agent: 'weather', text: 'Paris fog Monday' },
   'Ask the tide agent about Brest': { agent: 'tide', text: 'Brest tides' },
+  'Ask the weather agent to watch the storm over Lisbon': { agent: 'weather', text: 'Lisbon storm (until cancelled)' },
 };
 /** Asked of the weather agent twice in one step (call_1, call_2): the per-turn cap counts both. */
 const TWICE = 'Ask the weather agent about Oslo and Bergen';
@@ -110,6 +111,27 @@ describe('session_create_sub with a remote A2A agent', () => {
     expect(remote.received.slice(before)).toEqual([`${sessionId}:${done.seq}:call_1`]);
     // The failed poll and at least one by the retry.
     expect(remote.getTasks - polled).toBeGreaterThanOrEqual(2);
+  });
+
+  it('cancels the remote task when the turn is interrupted, so the remote agent stops working for nobody', async () => {
+    const sessionId = unique('remote-interrupt');
+    const sent = await client.submit(sessionId, { text: 'Ask the weather agent to watch the storm over Lisbon' });
+    const messageId = `${sessionId}:${sent.seq}:call_1`;
+    await waitFor(
+      () => Promise.resolve(remote.received),
+      (ids) => ids.includes(messageId),
+    );
+    await client.command(sessionId, { name: 'interrupt' });
+    const record = await client.waitForDecision(sessionId, sent.seq, { timeoutMs: 30_000 });
+    expect(record?.agent?.outcome).toBe('interrupted');
+    // The activity sees the cancellation with its next heartbeat to the server (throttled to 80 % of
+    // its 30 s heartbeat timeout), then sends CancelTask.
+    await waitFor(
+      () => Promise.resolve(remote.cancelled),
+      (ids) => ids.includes(messageId),
+      45_000,
+    );
+    expect(remote.cancelled.filter((id) => id === messageId)).toHaveLength(1);
   });
 
   it('counts against maxSubSessionsPerTurn and maxSessionDepth like a local sub-session', async () => {

@@ -3,6 +3,7 @@
  * an InMemoryTaskStore, the SDK's JSON-RPC transport handler) on 127.0.0.1. Its executor answers
  * only from the request's text ({@link forecast}), after working for a while so callers poll the task.
  * It records each message id it ran, counts GetTask requests, and can answer the next GetTask 500.
+ * A request whose text ends in `(until cancelled)` works until a CancelTask ends it as canceled.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,11 +29,15 @@ export interface RemoteAgentServer {
   getTasks: number;
   /** When set, the next GetTask is answered 500 and this is cleared. */
   failNextGetTask: boolean;
+  /** The message ids of the tasks a CancelTask canceled, in order. */
+  cancelled: string[];
   close(): Promise<void>;
 }
 
 export async function startRemoteAgent(options: { workMs?: number } = {}): Promise<RemoteAgentServer> {
-  const state = { received: [] as string[], getTasks: 0, failNextGetTask: false };
+  const state = { received: [] as string[], getTasks: 0, failNextGetTask: false, cancelled: [] as string[] };
+  /** Tasks working until cancelled: their message id, and what ends their wait. */
+  const held = new Map<string, { messageId: string; contextId: string; release: () => void }>();
   const executor: AgentExecutor = {
     execute: async (request, bus) => {
       const { taskId, contextId } = request;
@@ -73,6 +78,10 @@ export async function startRemoteAgent(options: { workMs?: number } = {}): Promi
           metadata: {},
         }),
       );
+      if (text.endsWith('(until cancelled)')) {
+        // cancelTask publishes the canceled status and finishes the task.
+        return new Promise<void>((release) => held.set(taskId, { messageId: message.messageId, contextId, release }));
+      }
       await new Promise((resolve) => setTimeout(resolve, options.workMs ?? 600));
       bus.publish(
         AgentEvent.statusUpdate({
@@ -84,7 +93,23 @@ export async function startRemoteAgent(options: { workMs?: number } = {}): Promi
       );
       bus.finished();
     },
-    cancelTask: () => Promise.resolve(),
+    cancelTask: (taskId, bus) => {
+      const task = held.get(taskId);
+      if (!task) return Promise.reject(new Error(`task ${taskId} is not working`));
+      held.delete(taskId);
+      state.cancelled.push(task.messageId);
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId: task.contextId,
+          status: { state: TaskState.TASK_STATE_CANCELED, timestamp: new Date().toISOString(), message: undefined },
+          metadata: {},
+        }),
+      );
+      bus.finished();
+      task.release();
+      return Promise.resolve();
+    },
   };
   // Both made once the server listens (the card names its URL).
   const served: { card?: AgentCard; transport?: JsonRpcTransportHandler } = {};
