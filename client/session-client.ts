@@ -95,8 +95,11 @@ export function controlKeyFromEnv(env: NodeJS.ProcessEnv): ControlKey | undefine
  * the one that owns the connection closes it only when none is left (see SessionClient.close).
  */
 interface Calls {
-  running: Set<Promise<unknown>>;
-  stop: AbortController;
+  /**
+   * Each running call and what cancels it. One controller per call, not one shared by all: the SDK
+   * adds an abort listener per call and never removes it, so a shared signal would keep every call.
+   */
+  running: Map<Promise<unknown>, AbortController>;
   closed: boolean;
   drained?: Promise<void>;
 }
@@ -104,7 +107,7 @@ const CALLS = new WeakMap<Client, Calls>();
 
 function callsOf(client: Client): Calls {
   let calls = CALLS.get(client);
-  if (!calls) CALLS.set(client, (calls = { running: new Set(), stop: new AbortController(), closed: false }));
+  if (!calls) CALLS.set(client, (calls = { running: new Map(), closed: false }));
   return calls;
 }
 
@@ -278,8 +281,8 @@ export class SessionClient {
     const calls = callsOf(this.client);
     if (!calls.closed) {
       calls.closed = true;
-      calls.stop.abort();
-      calls.drained = Promise.allSettled([...calls.running]).then(() => this.client.connection.close());
+      for (const stop of calls.running.values()) stop.abort();
+      calls.drained = Promise.allSettled([...calls.running.keys()]).then(() => this.client.connection.close());
     }
     await calls.drained;
   }
@@ -622,11 +625,14 @@ export class SessionClient {
     const calls = callsOf(this.client);
     if (calls.closed) throw new ClientClosedError();
     const deadline = ctx.deadline ?? Date.now() + this.requestTimeoutMs;
+    const stop = new AbortController();
     const running = (async () => {
       await this.ensureConnected();
-      return await this.client.withAbortSignal(calls.stop.signal, () => this.client.withDeadline(deadline, fn));
+      // Closed while connecting: the SDK would not see an abort that came before the call.
+      if (stop.signal.aborted) throw new ClientClosedError();
+      return await this.client.withAbortSignal(stop.signal, () => this.client.withDeadline(deadline, fn));
     })();
-    calls.running.add(running);
+    calls.running.set(running, stop);
     try {
       return await running;
     } catch (err) {

@@ -372,6 +372,24 @@ describe('SessionClient: connecting', () => {
     }
   });
 
+  it('keeps nothing per call once it has settled (no abort listener piles up on a shared signal)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    // A client of its own: Node warns once per signal, so a signal other tests used may have warned already.
+    const fresh = await SessionClient.connect({ address: inject('temporalAddress'), taskQueue: w.taskQueue });
+    try {
+      const sessionId = uniqueId('many-calls');
+      await fresh.send(sessionId, { text: 'Plan the quarterly offsite' });
+      for (let i = 0; i < 30; i++) await fresh.describe(sessionId);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+      await fresh.close();
+    }
+    expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+  });
+
   it('reports an unreachable server with its address', async () => {
     const address = `127.0.0.1:${await closedPort()}`;
     const error = await expectError(
