@@ -19,6 +19,7 @@ import { isIP } from 'node:net';
 import { Context } from '@temporalio/activity';
 import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import {
+  type Client,
   ClientFactory,
   ClientFactoryOptions,
   DefaultAgentCardResolver,
@@ -232,12 +233,9 @@ const CANCEL_TIMEOUT_MS = 5_000;
  * effort: an agent that refuses (the task ended meanwhile, or it cannot cancel) or does not answer
  * in CANCEL_TIMEOUT_MS changes nothing for the Session, whose call is cancelled either way.
  */
-async function cancelRemoteTask(
-  client: { cancelTask(params: { tenant: string; id: string }, options?: { signal?: AbortSignal }): Promise<Task> },
-  id: string,
-): Promise<void> {
+async function cancelRemoteTask(client: Client, id: string): Promise<void> {
   try {
-    await client.cancelTask({ tenant: '', id }, { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS) });
+    await client.cancelTask({ tenant: '', id, metadata: {} }, { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS) });
   } catch {
     // See above: the cancellation of the Session's call does not depend on it.
   }
@@ -264,7 +262,7 @@ export async function callRemoteAgent(deps: ActivityDeps, request: CallRemoteAge
     }),
   );
   const signal = ctx.cancellationSignal;
-  let client: Awaited<ReturnType<typeof factory.createFromUrl>> | undefined;
+  let client: Client | undefined;
   let task: Task | undefined;
   try {
     client = await factory.createFromUrl(...cardLocation(agent.url));
